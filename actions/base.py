@@ -1,0 +1,48 @@
+"""What every action shares: the `Action` record, the `Context` it runs in, the `Observation` it returns."""
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel
+
+from pyharness.workspace import Workspace
+
+
+@dataclass
+class Observation:
+    """What an action gives back to the model (text) and to the harness (data)."""
+
+    text: str
+    ok: bool = True
+    final: bool = False
+    """True for answer/done: the harness checks the job's acceptance rule next."""
+    data: dict = field(default_factory=dict)
+
+
+@dataclass
+class Context:
+    """The workspace and settings an action runs with."""
+
+    workspace: Workspace
+    test_timeout: float = 60.0
+    lint: bool = True
+    """Refuse writes/edits that break a parsing Python file (the harness lint layer)."""
+    python: str | None = None
+    """Interpreter for the test run (default: the one running ph)."""
+    last_test: object | None = None
+    """The latest `TestRun`, for the harness's acceptance checks."""
+
+
+@dataclass
+class Action:
+    """A named action: its argument schema, what it does, and how to call it."""
+
+    name: str
+    args: type[BaseModel]
+    run: Callable[[BaseModel, Context], Observation]
+    description: str
+    example: str
+    """A complete, literal example reply that calls this action (shown in prompts and error messages)."""
+    body_arg: str | None = None
+    """The argument that the body block after the Action line fills (file content, edit blocks)."""
+    aliases: tuple[str, ...] = ()

@@ -1,0 +1,72 @@
+"""edit: change part of a file with SEARCH/REPLACE blocks; each SEARCH text must match exactly one place."""
+
+import re
+
+from pydantic import BaseModel, Field
+
+from actions.base import Action, Context, Observation
+from pyharness.errors import ActionError
+
+BLOCK = re.compile(r"^<{5,9} ?SEARCH[^\n]*\n(.*?)^={5,9}[ \t]*\n(.*?)^>{5,9} ?REPLACE[^\n]*$", re.M | re.S)
+
+
+class Args(BaseModel):
+    path: str = Field(description="file to change")
+    body: str | None = Field(default=None, description="SEARCH/REPLACE blocks (sent after the Action line)")
+    search: str | None = Field(default=None, description="exact text to replace (instead of a body block)")
+    replace: str | None = Field(default=None, description="the new text")
+
+
+def blocks(args: Args) -> list[tuple[str, str]]:
+    """The (search, replace) pairs of an edit, from its body block or its arguments."""
+    if args.search is not None:
+        return [(args.search, args.replace or "")]
+    found = [(s, r) for s, r in BLOCK.findall(args.body or "")]
+    if not found:
+        raise ActionError("edit needs a SEARCH/REPLACE block after the Action line, like:\n" + ACTION.example)
+    return found
+
+
+def apply(text: str, search: str, replace: str, path: str) -> str:
+    """Replace the one place `search` matches (exactly, else ignoring trailing whitespace)."""
+    if not search.strip():
+        raise ActionError(f"edit {path}: the SEARCH text is empty; copy the lines to change from the file")
+    count = text.count(search)
+    if count == 1:
+        return text.replace(search, replace, 1)
+    if count > 1:
+        raise ActionError(f"edit {path}: the SEARCH text matches {count} places; include more lines so it matches one")
+    lines, wanted = text.splitlines(keepends=True), [s.rstrip() for s in search.splitlines()]
+    hits = [i for i in range(len(lines) - len(wanted) + 1)
+            if [ln.rstrip() for ln in lines[i:i + len(wanted)]] == wanted]
+    if len(hits) == 1:
+        i = hits[0]
+        tail = "\n" if lines[i + len(wanted) - 1].endswith("\n") and not replace.endswith("\n") else ""
+        return "".join(lines[:i]) + replace + tail + "".join(lines[i + len(wanted):])
+    raise ActionError(f"edit {path}: SEARCH text not found; read {path} and copy the exact lines to change")
+
+
+def run(args: Args, ctx: Context) -> Observation:
+    ws = ctx.workspace
+    old = ws.read_text(args.path)
+    new = old
+    for search, replace in blocks(args):
+        new = apply(new, search, replace, args.path)
+    if new == old:
+        raise ActionError(f"edit {args.path}: REPLACE is the same as SEARCH; nothing would change")
+    if ctx.lint:
+        from pyharness.harness.lint import check_change
+
+        problem = check_change(args.path, old, new)
+        if problem:
+            raise ActionError(f"edit {args.path} refused, it would break the file:\n{problem}")
+    rel, _ = ws.write_text(args.path, new)
+    return Observation(f"Edited {rel}: {len(blocks(args))} block(s) applied.", data={"changed": rel})
+
+
+ACTION = Action(
+    name="edit", args=Args, run=run, description=__doc__.strip(), body_arg="body",
+    example=('Action: edit {"path": "orders/pricing.py"}\n<<<<<<< SEARCH\n    if quantity > 10:\n=======\n'
+             '    if quantity >= 10:\n>>>>>>> REPLACE'),
+    aliases=("edit_file", "replace", "str_replace", "modify", "patch", "apply_patch", "update_file", "change",
+             "replace_in_file", "search_replace", "str_replace_editor"))

@@ -1,0 +1,35 @@
+"""read: show a file with numbered lines (optionally a line range); the way to look before you edit."""
+
+from pydantic import BaseModel, Field
+
+from actions.base import Action, Context, Observation
+
+MAX_LINES = 250
+
+
+class Args(BaseModel):
+    path: str = Field(description="file path relative to the repo root")
+    start: int | None = Field(default=None, description="first line to show (1-based)")
+    end: int | None = Field(default=None, description="last line to show")
+
+
+def run(args: Args, ctx: Context) -> Observation:
+    text = ctx.workspace.read_text(args.path)
+    rel = ctx.workspace.rel(ctx.workspace.resolve(args.path))
+    ctx.workspace.read_files.add(rel)
+    lines = text.splitlines()
+    if not lines:
+        return Observation(f"{rel} is empty.")
+    start = max(1, args.start or 1)
+    end = min(len(lines), args.end or len(lines), start + MAX_LINES - 1)
+    if start > len(lines):
+        return Observation(f"{rel} has only {len(lines)} lines.", ok=False)
+    width = len(str(end))
+    body = "\n".join(f"{n:>{width}}| {lines[n - 1]}" for n in range(start, end + 1))
+    more = f"\n... {len(lines) - end} more lines: read {rel} with start={end + 1}" if end < len(lines) else ""
+    return Observation(f"{rel} (lines {start}-{end} of {len(lines)}):\n{body}{more}")
+
+
+ACTION = Action(name="read", args=Args, run=run, description=__doc__.strip(),
+                example='Action: read {"path": "orders/tax.py"}',
+                aliases=("read_file", "cat", "open", "open_file", "view", "show", "view_file", "readfile", "get_file"))

@@ -1,0 +1,27 @@
+"""run_tests: run the test suite (or one test file / node id) and see the counts plus the first failure."""
+
+from pydantic import BaseModel, Field
+
+from actions.base import Action, Context, Observation
+
+
+class Args(BaseModel):
+    target: str | None = Field(default=None, description="optional test file or node id, e.g. tests/test_tax.py")
+
+
+def run(args: Args, ctx: Context) -> Observation:
+    from pyharness.testrun import run_pytest
+
+    targets = []
+    if args.target and args.target.strip() not in (".", "tests", "all"):
+        target = args.target.strip()
+        ctx.workspace.resolve(target.split("::")[0])
+        targets = [target]
+    result = run_pytest(ctx.workspace.root, targets, timeout=ctx.test_timeout, python=ctx.python)
+    if not targets:
+        ctx.last_test = result
+    return Observation(result.observation(), ok=result.green, data={"green": result.green, "counts": result.counts})
+
+
+ACTION = Action(name="run_tests", args=Args, run=run, description=__doc__.strip(), example="Action: run_tests {}",
+                aliases=("test", "tests", "pytest", "run_test", "runtests", "run_pytest", "execute_tests", "check"))

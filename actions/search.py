@@ -1,0 +1,43 @@
+"""search: find a regex (or plain text) in the repo's text files; shows path:line: text for each match."""
+
+import re
+
+from pydantic import BaseModel, Field
+
+from actions.base import Action, Context, Observation
+
+MAX_MATCHES = 40
+
+
+class Args(BaseModel):
+    pattern: str = Field(description="regular expression or plain text to look for")
+    path: str = Field(default=".", description="folder or file to search in")
+
+
+def run(args: Args, ctx: Context) -> Observation:
+    ws = ctx.workspace
+    target = ws.resolve(args.path)
+    prefix = "" if target == ws.root else ws.rel(target)
+    try:
+        regex = re.compile(args.pattern)
+    except re.error:
+        regex = re.compile(re.escape(args.pattern))
+    matches = []
+    for name in ws.files():
+        if prefix and name != prefix and not name.startswith(prefix + "/"):
+            continue
+        text = (ws.root / name).read_text(encoding="utf-8", errors="replace")
+        for n, line in enumerate(text.splitlines(), 1):
+            if regex.search(line):
+                matches.append(f"{name}:{n}: {line.strip()[:160]}")
+    if not matches:
+        return Observation(f"No match for {args.pattern!r}. Try a shorter pattern or list the files.")
+    # Lines shown by a search count as read: an answer may cite them (ask mode's acceptance rule).
+    ws.read_files.update(m.split(":", 1)[0] for m in matches[:MAX_MATCHES])
+    more = f"\n... and {len(matches) - MAX_MATCHES} more matches" if len(matches) > MAX_MATCHES else ""
+    return Observation(f"{len(matches)} matches for {args.pattern!r}:\n" + "\n".join(matches[:MAX_MATCHES]) + more)
+
+
+ACTION = Action(name="search", args=Args, run=run, description=__doc__.strip(),
+                example='Action: search {"pattern": "def apply_discount"}',
+                aliases=("grep", "find", "search_code", "search_files", "rg", "find_in_files"))

@@ -1,0 +1,40 @@
+"""write: create a file with the given content (an existing file only if it is short; otherwise use edit)."""
+
+from pydantic import BaseModel, Field
+
+from actions.base import Action, Context, Observation
+from pyharness.errors import ActionError
+
+
+class Args(BaseModel):
+    path: str = Field(description="file to create, relative to the repo root")
+    content: str = Field(description="the whole file (sent in a code block after the Action line)")
+
+
+def run(args: Args, ctx: Context) -> Observation:
+    ws = ctx.workspace
+    target = ws.resolve(args.path, write=True)
+    old = target.read_text(encoding="utf-8", errors="replace") if target.is_file() else None
+    limit = ws.limit.max_overwrite_lines
+    if old is not None and old.count("\n") > limit:
+        raise ActionError(f"write refused: {args.path} exists and is {old.count(chr(10))} lines (over {limit}); "
+                          "use edit to change part of it")
+    if ctx.lint:
+        from pyharness.harness.lint import check_change, lazy_placeholder
+
+        lazy = lazy_placeholder(args.content)
+        if lazy:
+            raise ActionError(f"write {args.path} refused: the content has a placeholder ({lazy.strip()!r}); "
+                              "send the complete file")
+        problem = check_change(args.path, old, args.content)
+        if problem:
+            raise ActionError(f"write {args.path} refused, the content does not parse:\n{problem}")
+    rel, _ = ws.write_text(args.path, args.content)
+    verb = "Rewrote" if old is not None else "Created"
+    return Observation(f"{verb} {rel} ({args.content.count(chr(10)) + 1} lines).", data={"changed": rel})
+
+
+ACTION = Action(
+    name="write", args=Args, run=run, description=__doc__.strip(), body_arg="content",
+    example='Action: write {"path": "main.py"}\n```python\nimport sys\n\nprint(sys.stdin.read().strip().upper())\n```',
+    aliases=("write_file", "create", "create_file", "save", "save_file", "new_file", "overwrite", "writefile"))

@@ -1,0 +1,198 @@
+"""The loop: run -> step -> query -> act. One action per turn; the harness decides when the job is done."""
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from actions.base import Action, Context, Observation
+from pyharness.errors import ActionError, Done, FormatError, LimitsExceeded, StopRun
+from pyharness.harness.call import ActionCall
+from pyharness.harness.context import ContextGuard
+from pyharness.harness.loops import LoopDetector
+from pyharness.harness.noise import truncate
+from pyharness.harness.pipeline import HarnessConfig, Pipeline
+from pyharness.jobs import Job
+from pyharness.models.base import ChatOptions, Model, Reply
+from pyharness.prompts import system_prompt
+from pyharness.transcript import Transcript
+
+STOP = ["\nObservation:", "\nThought:", "<|im_end|>", "<|endoftext|>", "\nUser:"]
+
+
+@dataclass
+class AgentConfig:
+    """Budgets and settings of one run."""
+
+    max_steps: int = 20
+    """Model turns before the run stops."""
+    max_seconds: float = 900.0
+    """Wall-clock budget of the run."""
+    max_format_errors: int = 3
+    """Replies in a row with no valid action before the run stops."""
+    max_tokens: int = 768
+    """Tokens one reply may generate (the body of a write included)."""
+    observation_chars: int = 3000
+    """Longest observation sent back (head + tail kept)."""
+
+
+@dataclass
+class RunResult:
+    """How a run ended and what it cost."""
+
+    outcome: str
+    """'done' (accepted by the harness), 'stopped' (budget, loop, errors) or 'error'."""
+    reason: str
+    steps: int = 0
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+    answer: str = ""
+    transcript: str = ""
+    interventions: dict[str, int] = field(default_factory=dict)
+
+
+class Agent:
+    """Drives one model through one job in one workspace."""
+
+    def __init__(self, model: Model, job: Job, ctx: Context, actions: dict[str, Action], *,
+                 config: AgentConfig | None = None, harness: HarnessConfig | None = None,
+                 emit: Callable[..., None] = lambda kind, **data: None, default_write_path: str | None = None):
+        self.model, self.job, self.ctx, self.emit = model, job, ctx, emit
+        self.config = config or AgentConfig()
+        self.harness = harness or HarnessConfig()
+        self.actions = {name: actions[name] for name in job.actions if name in actions}
+        self.pipeline = Pipeline(self.actions, self.harness, default_write_path=default_write_path)
+        self.loops = LoopDetector()
+        self.guard = ContextGuard(model.context_window)
+        self.transcript = Transcript(ctx.workspace.root, job.mode)
+        self.messages: list[dict] = []
+        self.result = RunResult(outcome="stopped", reason="", transcript=str(self.transcript.path))
+        self.format_errors = 0
+        self.started = time.monotonic()
+
+    def run(self) -> RunResult:
+        """Run until the harness accepts the job or a budget ends it."""
+        system = system_prompt(self.job.mode, self.actions)
+        self.ctx.lint = self.harness.on("lint")
+        try:
+            task = self.job.prepare(self.ctx.workspace, self.ctx)
+            self.transcript.write("start", mode=self.job.mode, task=self.job.task, model=self.model.name,
+                                  layers=sorted(self.harness.layers), system=system, first_message=task)
+            nothing = self.job.nothing_to_do()
+            if nothing:
+                raise Done(nothing) if nothing.startswith("nothing") else LimitsExceeded(nothing)
+            self.messages = [{"role": "system", "content": system}, {"role": "user", "content": task}]
+            while True:
+                self.step()
+        except Done as end:
+            self.result.outcome, self.result.reason = "done", str(end)
+        except StopRun as end:
+            self.result.outcome, self.result.reason = "stopped", str(end)
+        finally:
+            self.job.cleanup()
+            self.result.seconds = round(time.monotonic() - self.started, 2)
+            self.transcript.write("end", **{k: v for k, v in vars(self.result).items()})
+            self.emit("end", result=self.result)
+        return self.result
+
+    def step(self) -> None:
+        """One turn: ask the model, run its action, append the observation."""
+        if self.result.steps >= self.config.max_steps:
+            raise LimitsExceeded(f"step budget of {self.config.max_steps} used up")
+        if time.monotonic() - self.started > self.config.max_seconds:
+            raise LimitsExceeded(f"time budget of {self.config.max_seconds:.0f} s used up")
+        self.result.steps += 1
+        reply = self.query()
+        call, observation, hint = None, None, ""
+        try:
+            call = self.pipeline.process(reply.text, truncated=reply.finish_reason == "length")
+            self.format_errors = 0
+            observation = self.act(call)
+        except Done as end:
+            self._record(reply, call, Observation(f"Accepted: {end}", final=True))
+            raise
+        except FormatError as err:
+            self.format_errors += 1
+            observation = Observation(f"Format error: {err}", ok=False)
+            if self.format_errors >= self.config.max_format_errors:
+                self._record(reply, call, observation)
+                raise LimitsExceeded(f"{self.format_errors} replies in a row had no valid action; last: {err}")
+        except ActionError as err:
+            observation = Observation(f"Error: {err}", ok=False)
+        if call is not None and self.harness.on("loops"):
+            verdict = self.loops.observe(call.key(), self._state, None if observation.ok else observation.text)
+            if verdict.level >= 3:
+                self._record(reply, call, observation)
+                raise LimitsExceeded(verdict.message)
+            if verdict.level == 2:
+                observation = Observation(verdict.message, ok=False)
+            elif verdict.level == 1:
+                hint = verdict.message
+            if verdict.level:
+                self._count(f"loops.{verdict.kind}")
+        if self.harness.on("context"):
+            hint = " ".join(h for h in (hint, self.guard.pressure_hint(self.last_prompt)) if h)
+        self._record(reply, call, observation)
+        text = observation.text
+        if self.harness.on("context"):
+            text = truncate(text, self.config.observation_chars)
+        self.messages.append({"role": "assistant", "content": reply.text.strip() or "(empty reply)"})
+        self.messages.append({"role": "user", "content": f"Observation: {text}" + (f"\n\nHint: {hint}" if hint else "")})
+        if self.harness.on("context"):
+            self.messages = self.guard.compact(self.messages, self.last_prompt)
+
+    def query(self) -> Reply:
+        """Ask the model for the next reply."""
+        options = ChatOptions(stop=STOP, max_tokens=self.config.max_tokens,
+                              on_text=lambda piece: self.emit("token", text=piece))
+        self.emit("thinking", step=self.result.steps)
+        reply = self.model.chat(self.messages, options)
+        self.result.prompt_tokens += reply.prompt_tokens
+        self.result.cached_tokens += reply.cached_tokens
+        self.result.completion_tokens += reply.completion_tokens
+        self.last_prompt = reply.prompt_tokens
+        return reply
+
+    def act(self, call: ActionCall) -> Observation:
+        """Run the action; a final action (answer/done) goes to the job's acceptance rule."""
+        self._state = self.ctx.workspace.state_hash()
+        action = self.actions[call.name]
+        self.emit("action", call=call)
+        observation = action.run(action.args.model_validate(call.args), self.ctx)
+        if observation.final:
+            verdict = self.job.accept(observation, self.ctx.workspace, self.ctx)
+            self.result.answer = observation.text
+            raise Done(verdict)
+        if call.name in ("run_tests", "edit", "write") and self.job.mode in ("fix", "add"):
+            self._maybe_auto_done(call, observation)
+        return observation
+
+    def _maybe_auto_done(self, call: ActionCall, observation: Observation) -> None:
+        """fix/add: a green full run after a change meets a checkable rule, so the harness ends the job."""
+        if call.name == "run_tests" and observation.data.get("green") and self.ctx.workspace.changed:
+            try:
+                verdict = self.job.accept(observation, self.ctx.workspace, self.ctx)
+            except ActionError:
+                return
+            self._count("accept.auto")
+            raise Done(verdict + " (accepted by the harness after a green test run)")
+
+    def _record(self, reply: Reply, call: ActionCall | None, observation: Observation) -> None:
+        for item in call.interventions if call else []:
+            self._count(item.kind)
+        self.emit("observation", observation=observation)
+        self.transcript.write(
+            "turn", step=self.result.steps, new_messages=self.messages[-2:] if self.result.steps > 1 else self.messages,
+            reply=reply.text, finish_reason=reply.finish_reason, seconds=round(reply.seconds, 3),
+            prompt_tokens=reply.prompt_tokens, cached_tokens=reply.cached_tokens,
+            completion_tokens=reply.completion_tokens,
+            action=None if call is None else {"name": call.name, "args": call.args},
+            interventions=[] if call is None else [vars(i) for i in call.interventions],
+            observation=observation.text, ok=observation.ok)
+
+    def _count(self, kind: str) -> None:
+        self.result.interventions[kind] = self.result.interventions.get(kind, 0) + 1
+
+    _state = ""
+    last_prompt = 0

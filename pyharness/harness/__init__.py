@@ -1,0 +1,1 @@
+"""The deterministic layer every model reply passes through before anything runs (DESIGN.md §3)."""

@@ -1,0 +1,144 @@
+"""The pipeline every reply passes: parse -> repair -> validate, each layer switchable and recorded."""
+
+import json
+import re
+from dataclasses import dataclass, field
+
+from pydantic import ValidationError
+
+from actions.base import Action
+from pyharness.errors import FormatError
+from pyharness.harness.call import ActionCall, Intervention
+from pyharness.harness.parse import ACTION_LINE, FENCE, OPEN_FENCE, RawCall, clean, find_calls
+from pyharness.harness.repair import repair, resolve_name
+
+LAYERS = ("parse", "repair", "validate", "loops", "steer", "context", "noise", "lint")
+STRICT_LINE = re.compile(r"^Action: ([a-z_]+) (\{.*\})[ \t]*$", re.M)
+
+
+@dataclass
+class HarnessConfig:
+    """Which harness layers are on; `off()` is the thin-wrapper baseline."""
+
+    layers: set[str] = field(default_factory=lambda: set(LAYERS))
+
+    @classmethod
+    def off(cls) -> "HarnessConfig":
+        """Only a strict parser of the canonical format and plain error messages."""
+        return cls(layers=set())
+
+    @classmethod
+    def parse_spec(cls, harness: str = "on", layers: str | None = None) -> "HarnessConfig":
+        """From the command-line flags `--harness on|off` and `--layers a,b,c`."""
+        if layers:
+            chosen = {name.strip() for name in layers.split(",") if name.strip()}
+            unknown = chosen - set(LAYERS)
+            if unknown:
+                raise ValueError(f"unknown harness layer(s): {', '.join(sorted(unknown))}; known: {', '.join(LAYERS)}")
+            return cls(layers=chosen)
+        if harness not in ("on", "off"):
+            raise ValueError(f"--harness must be on or off, not {harness!r}")
+        return cls() if harness == "on" else cls.off()
+
+    def on(self, layer: str) -> bool:
+        """True when `layer` is switched on."""
+        return layer in self.layers
+
+
+class Pipeline:
+    """Turns one model reply into one validated `ActionCall`, or raises `FormatError`."""
+
+    def __init__(self, actions: dict[str, Action], config: HarnessConfig, default_write_path: str | None = None):
+        self.actions = actions
+        self.config = config
+        self.default_write_path = default_write_path
+        self.pending_write: dict | None = None
+        """A body-less write from the previous reply: its content may come as a bare code block now."""
+
+    def process(self, text: str, *, truncated: bool = False) -> ActionCall:
+        """Parse, repair and validate one reply."""
+        try:
+            call = self._lenient(text) if self.config.on("parse") else self._strict(text)
+        except FormatError as err:
+            if truncated:
+                raise FormatError("your reply was cut off at the token limit: be shorter, send one action and "
+                                  "no explanation", truncated=True) from err
+            raise
+        self.pending_write = None
+        return call
+
+    def _strict(self, text: str) -> ActionCall:
+        m = STRICT_LINE.search(text)
+        if not m:
+            raise FormatError("no action found. Reply with one line `Action: NAME {JSON arguments}`.")
+        name = m.group(1)
+        if name not in self.actions:
+            raise FormatError(f"unknown action '{name}'.")
+        try:
+            args = json.loads(m.group(2))
+        except json.JSONDecodeError as err:
+            raise FormatError(f"the arguments are not valid JSON: {err.msg}.") from None
+        action = self.actions[name]
+        if action.body_arg and action.body_arg not in args:
+            body = FENCE.search(text, m.end())
+            if action.name == "edit":
+                args["body"] = text[m.end():]
+            elif body:
+                args[action.body_arg] = body.group(2)
+        return self._validate(action, args if isinstance(args, dict) else {}, [])
+
+    def _lenient(self, text: str) -> ActionCall:
+        body = clean(text)
+        calls = find_calls(body, self._known())
+        fixes: list[tuple[str, str]] = []
+        if not calls:
+            return self._no_action(body, text)
+        if len(calls) > 1:
+            fixes.append(("parse.multiple", f"{len(calls)} actions in one reply; took the first"))
+        raw = calls[0]
+        fixes.extend(raw.fixes)
+        action = resolve_name(raw.name, self.actions, fixes)
+        args = repair(raw, action, fixes) if self.config.on("repair") else dict(raw.args)
+        if action.name == "write" and not args.get("content") and args.get("path"):
+            self.pending_write = {"path": args["path"]}
+            raise FormatError(f"write {args['path']}: the file content is missing. Send it now as a ```python code "
+                              "block, the whole file, nothing else.")
+        return self._validate(action, args, fixes)
+
+    def _no_action(self, body: str, text: str) -> ActionCall:
+        code = FENCE.search(body) or OPEN_FENCE.search(body)
+        if code and self.config.on("repair") and "write" in self.actions and code.group(2).strip():
+            path = (self.pending_write or {}).get("path") or self.default_write_path
+            if path:
+                kind = "repair.pending_write" if self.pending_write else "repair.bare_code"
+                return self._validate(self.actions["write"], {"path": path, "content": code.group(2)},
+                                      [(kind, f"a code block with no action became write {path}")])
+        if ACTION_LINE.search(body) is None and not body.strip():
+            raise FormatError("the reply was empty. Reply with one action, e.g.\n" + self._example())
+        raise FormatError("no action found. Reply with one action, e.g.\n" + self._example())
+
+    def _validate(self, action: Action, args: dict, fixes: list) -> ActionCall:
+        try:
+            parsed = action.args.model_validate(args)
+        except ValidationError as err:
+            first = err.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "arguments"
+            what = "is missing" if first["type"] == "missing" else f"is wrong: {first['msg']}"
+            raise FormatError(f"{action.name}: '{where}' {what}. A correct call looks like:\n{action.example}") from None
+        clean_args = parsed.model_dump(exclude_none=True)
+        return ActionCall(name=action.name, args=clean_args, interventions=[Intervention(k, d) for k, d in fixes])
+
+    def _known(self) -> set[str]:
+        names = set(self.actions)
+        for action in self.actions.values():
+            names.update(action.aliases)
+        return names
+
+    def _example(self) -> str:
+        first = next(iter(self.actions.values()))
+        return first.example
+
+
+def describe(raw: RawCall) -> str:
+    """A short label of a raw call (for messages)."""
+    return f"{raw.name} {json.dumps(raw.args)[:80]}"

@@ -1,0 +1,139 @@
+"""What each mode (ask/fix/add/run/stdout) lets the model do, and when the harness accepts it as done."""
+
+import hashlib
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from actions.base import Context, Observation
+from pyharness.errors import ActionError
+from pyharness.prompts import repo_map
+from pyharness.testrun import TestRun, run_pytest
+from pyharness.workspace import SKIP_DIRS, Workspace
+
+MODE_ACTIONS = {
+    "ask": ("read", "search", "list", "answer"),
+    "fix": ("read", "search", "list", "edit", "write", "run_tests", "done"),
+    "add": ("read", "search", "list", "edit", "write", "run_tests", "done"),
+    "run": ("read", "search", "list", "edit", "write", "run_tests", "done"),
+    "stdout": ("write", "read", "edit", "run_tests", "done"),
+}
+CITATION = re.compile(r"([\w./-]+\.\w+)(?::(\d+))?")
+
+
+@dataclass
+class Job:
+    """One job in one repo: its mode, the task text, and the evidence its acceptance rule needs."""
+
+    mode: str
+    task: str = ""
+    tests: list[str] = field(default_factory=list)
+    """fix: the tests to make pass (default: the whole suite)."""
+    failing_before: list[str] = field(default_factory=list)
+    test_hashes: dict[str, str] = field(default_factory=dict)
+    original: Path | None = None
+    """add: a copy of the repo as it was, to prove the new test fails on the old code."""
+    first_run: TestRun | None = None
+
+    @property
+    def actions(self) -> tuple[str, ...]:
+        """The action names this mode offers."""
+        return MODE_ACTIONS[self.mode]
+
+    def prepare(self, ws: Workspace, ctx: Context) -> str:
+        """Record what acceptance needs and return the first task message."""
+        self.test_hashes = _test_hashes(ws)
+        files = repo_map(ws)
+        if self.mode == "ask":
+            return (f"Question: {self.task}\n\nRepository files:\n{files}\n\nFind the answer in the code (search or "
+                    "read), then use answer and cite the file as path:line.")
+        if self.mode == "fix":
+            self.first_run = run_pytest(ws.root, self.tests, timeout=ctx.test_timeout, python=ctx.python)
+            self.failing_before = list(self.first_run.failing)
+            extra = f"\nAlso: {self.task}" if self.task else ""
+            return (f"The tests fail. Fix the code so that they pass; do not change the tests.{extra}\n\n"
+                    f"{self.first_run.observation()}\n\nRepository files:\n{files}")
+        if self.mode == "add":
+            self.original = Path(tempfile.mkdtemp(prefix="ph-original-"))
+            shutil.copytree(ws.root, self.original, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*SKIP_DIRS))
+            return (f"Feature to add: {self.task}\n\nSteps: write a test for it in a new file under tests/, implement "
+                    f"it, run_tests, then done.\n\nRepository files:\n{files}")
+        if self.mode == "stdout":
+            return self.task
+        return f"Task: {self.task}\n\nWhen the change is made, run_tests, then done.\n\nRepository files:\n{files}"
+
+    def nothing_to_do(self) -> str | None:
+        """fix mode with a green suite: the reason there is nothing to fix."""
+        if self.mode == "fix" and self.first_run is not None and not self.failing_before:
+            if self.first_run.green:
+                return f"nothing to fix: {self.first_run.summary()}"
+            return f"the tests could not run: {self.first_run.summary()}\n{self.first_run.output[-1500:]}"
+        return None
+
+    def accept(self, final: Observation, ws: Workspace, ctx: Context) -> str:
+        """Check the mode's acceptance rule; returns a one-line verdict or raises ActionError with the evidence."""
+        if self.mode == "ask":
+            return self._accept_answer(final.text, ws)
+        changed_tests = [p for p, h in _test_hashes(ws).items() if self.test_hashes.get(p) != h]
+        removed = [p for p in self.test_hashes if not (ws.root / p).exists()]
+        if self.mode == "fix" and (changed_tests or removed):
+            raise ActionError(f"not done: test files changed ({', '.join(changed_tests + removed)}); "
+                              "the tests are the judge — change the code instead")
+        suite = run_pytest(ws.root, timeout=ctx.test_timeout, python=ctx.python)
+        ctx.last_test = suite
+        if self.mode == "stdout":
+            if not suite.green:
+                raise ActionError("not done: the example test does not pass yet.\n" + suite.observation())
+            return "the example test passes"
+        if suite.exit_code == 5 and self.mode == "run":
+            return "done; the repo has no tests"
+        if not suite.green:
+            raise ActionError("not done: the test suite is not green.\n" + suite.observation())
+        if self.mode == "fix":
+            again = run_pytest(ws.root, self.failing_before, timeout=ctx.test_timeout, python=ctx.python)
+            if not again.green or again.counts.get("passed", 0) < len(self.failing_before):
+                raise ActionError("not done: the tests that failed before do not all pass.\n" + again.observation())
+            return f"{len(self.failing_before)} failing test(s) now pass; {suite.summary()}"
+        if self.mode == "add":
+            return self._accept_new_tests(changed_tests, suite, ctx)
+        return f"suite green: {suite.summary()}"
+
+    def _accept_answer(self, text: str, ws: Workspace) -> str:
+        cited = [m.group(1).lstrip("./") for m in CITATION.finditer(text)]
+        seen = [c for c in cited if c in ws.read_files]
+        if seen:
+            return f"answer cites {seen[0]}"
+        read = ", ".join(sorted(ws.read_files)) or "nothing yet"
+        raise ActionError("not accepted: the answer must cite a file you read, as path:line "
+                          f"(files read so far: {read}). Read the file, then answer again.")
+
+    def _accept_new_tests(self, changed_tests: list[str], suite: TestRun, ctx: Context) -> str:
+        new_tests = [p for p in changed_tests if p.endswith(".py") and Path(p).name.startswith("test")]
+        if not new_tests:
+            raise ActionError("not done: add a test for the feature in a new file under tests/ "
+                              "(e.g. tests/test_feature.py), then run_tests")
+        assert self.original is not None
+        trial = Path(tempfile.mkdtemp(prefix="ph-trial-"))
+        try:
+            shutil.copytree(self.original, trial, dirs_exist_ok=True)
+            for rel in new_tests:
+                (trial / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(ctx.workspace.root / rel, trial / rel)
+            before = run_pytest(trial, new_tests, timeout=ctx.test_timeout, python=ctx.python)
+        finally:
+            shutil.rmtree(trial, ignore_errors=True)
+        if before.green:
+            raise ActionError(f"not done: the new test ({', '.join(new_tests)}) also passes on the original code, "
+                              "so it does not test the feature; test the new behaviour")
+        return f"new test {new_tests[0]} fails on the old code and passes now; {suite.summary()}"
+
+    def cleanup(self) -> None:
+        """Remove temporary copies."""
+        if self.original is not None:
+            shutil.rmtree(self.original, ignore_errors=True)
+
+
+def _test_hashes(ws: Workspace) -> dict[str, str]:
+    return {p: hashlib.sha256((ws.root / p).read_bytes()).hexdigest() for p in ws.files() if ws.is_test_path(p)}

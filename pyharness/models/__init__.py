@@ -1,0 +1,1 @@
+"""Model backends behind one protocol; see `resolve` for how a spec becomes a model."""

@@ -1,0 +1,45 @@
+"""The `Model` protocol every backend implements, and the `Reply` it returns."""
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+
+@dataclass
+class Reply:
+    """One model turn: the text plus what it cost."""
+
+    text: str
+    prompt_tokens: int = 0
+    """Tokens in the whole prompt of this turn."""
+    cached_tokens: int = 0
+    """Prompt tokens the backend reused from its prefix cache (not re-read)."""
+    completion_tokens: int = 0
+    finish_reason: str = "stop"
+    """'stop' (end of turn or a stop sequence) or 'length' (cut off at max_tokens)."""
+    seconds: float = 0.0
+    tool_calls: list[dict] = field(default_factory=list)
+    """Native tool calls as {"name": ..., "arguments": {...}}, when the backend returns them."""
+
+
+@dataclass
+class ChatOptions:
+    """What one call to `Model.chat` may ask for."""
+
+    stop: list[str] = field(default_factory=list)
+    max_tokens: int = 768
+    temperature: float = 0.0
+    seed: int = 0
+    on_text: Callable[[str], None] | None = None
+    """Called with each streamed piece of text (for live display)."""
+
+
+class Model(Protocol):
+    """A chat model: messages in ({"role", "content"} dicts), one `Reply` out."""
+
+    name: str
+    context_window: int
+
+    def chat(self, messages: list[dict], options: ChatOptions) -> Reply: ...
+
+    def count_tokens(self, text: str) -> int: ...

@@ -1,0 +1,97 @@
+"""`llamacpp:PACK_OR_PATH`: a GGUF model in process through llama-cpp-python, prefix cache kept warm."""
+
+import os
+import time
+from pathlib import Path
+
+from pyharness.errors import ModelError
+from pyharness.models.base import ChatOptions, Reply
+
+_LOADED: dict[tuple[str, int], object] = {}
+"""One loaded model per (path, context): the demo's four jobs and an eval's tasks share it and its cache."""
+
+
+class LlamaCppModel:
+    """A local GGUF model; a turn that extends the previous prompt re-reads only its new tokens."""
+
+    def __init__(self, path: Path, name: str, context_window: int = 8192, threads: int | None = None):
+        self.path = Path(path)
+        self.name = name
+        self.context_window = context_window
+        self.threads = threads or max(1, os.cpu_count() or 1)
+        self._llm = None
+        self._formatter = None
+
+    def _load(self):
+        if self._llm is not None:
+            return self._llm
+        try:
+            import llama_cpp
+            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+        except ImportError:
+            raise ModelError("llama-cpp-python is not installed: run `pip install 'py-harness[local]'` "
+                             "(it builds from source, ~6 minutes on 2 cores)") from None
+        key = (str(self.path), self.context_window)
+        if key not in _LOADED:
+            if not self.path.is_file():
+                raise ModelError(f"model file {self.path} not found: run `ph model pull`")
+            try:
+                _LOADED[key] = llama_cpp.Llama(model_path=str(self.path), n_ctx=self.context_window,
+                                               n_threads=self.threads, n_batch=512, seed=0, verbose=False)
+            except (ValueError, RuntimeError) as err:
+                raise ModelError(f"llama.cpp could not load {self.path.name}: {err}; "
+                                 "run `ph model pull` to fetch a verified copy") from None
+        llm = _LOADED[key]
+        template = llm.metadata.get("tokenizer.chat_template") or CHATML
+        eos = llm.detokenize([llm.token_eos()]).decode("utf-8", errors="ignore")
+        bos = llm.detokenize([llm.token_bos()]).decode("utf-8", errors="ignore") if llm.token_bos() >= 0 else ""
+        self._formatter = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)
+        self._llm = llm
+        return llm
+
+    def chat(self, messages: list[dict], options: ChatOptions) -> Reply:
+        """Generate one reply; reports how much of the prompt came from the prefix cache."""
+        llm = self._load()
+        started = time.monotonic()
+        formatted = self._formatter(messages=messages)
+        tokens = llm.tokenize(formatted.prompt.encode("utf-8"), add_bos=False, special=True)
+        budget = self.context_window - len(tokens)
+        if budget < 16:
+            raise ModelError(f"the prompt ({len(tokens)} tokens) fills the model's context ({self.context_window}); "
+                             "the run is too long for this model")
+        cached = _common_prefix(list(llm._input_ids[:llm.n_tokens]), tokens)
+        stop = [s for s in [*options.stop, *(formatted.stop or [])] if isinstance(s, str) and s]
+        pieces, finish = [], "stop"
+        stream = llm.create_completion(prompt=tokens, max_tokens=min(options.max_tokens, budget),
+                                       temperature=options.temperature, seed=options.seed, stop=stop or None,
+                                       stream=True)
+        for chunk in stream:
+            choice = chunk["choices"][0]
+            if choice.get("text"):
+                pieces.append(choice["text"])
+                if options.on_text:
+                    options.on_text(choice["text"])
+            if choice.get("finish_reason"):
+                finish = "length" if choice["finish_reason"] == "length" else "stop"
+        text = "".join(pieces)
+        return Reply(text=text, prompt_tokens=len(tokens), cached_tokens=min(cached, len(tokens) - 1),
+                     completion_tokens=self.count_tokens(text) if text else 0, finish_reason=finish,
+                     seconds=time.monotonic() - started)
+
+    def count_tokens(self, text: str) -> int:
+        """Exact token count with the model's own tokenizer."""
+        llm = self._load()
+        return len(llm.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+
+
+def _common_prefix(a: list[int], b: list[int]) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+CHATML = ("{% for message in messages %}<|im_start|>{{ message['role'] }}\n{{ message['content'] }}<|im_end|>\n"
+          "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")

@@ -1,0 +1,164 @@
+"""The `ollama:NAME` backend: a model served by a local Ollama, through the official `ollama` client."""
+
+import contextlib
+import math
+import os
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from pyharness.errors import ModelError
+from pyharness.models.base import ChatOptions, Reply
+
+DEFAULT_HOST = "http://127.0.0.1:11434"
+EMBEDDED_HINT = "use the embedded model with --model llamacpp:qwen2.5-coder-1.5b"
+CTX_STEP = 1024
+CTX_MIN = 2048
+CTX_MARGIN = 256
+"""Tokens added to the estimate for the chat template and the estimate's own error."""
+AVAILABLE_TIMEOUT = 5.0
+
+
+class OllamaModel:
+    """A chat model served by Ollama; every failure becomes a one-line `ModelError`."""
+
+    def __init__(
+        self,
+        name: str = "llama3.1:8b",
+        host: str | None = None,
+        stall_seconds: float = 120.0,
+        context_window: int = 8192,
+    ):
+        self.model = name
+        self.name = f"ollama:{name}"
+        self.host = host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST
+        self.stall_seconds = stall_seconds
+        self.context_window = context_window
+        self._num_ctx = 0
+        self._client: Any = None
+
+    def chat(self, messages: list[dict], options: ChatOptions) -> Reply:
+        """Stream one reply; pieces go to `options.on_text` as they arrive."""
+        started = time.monotonic()
+        stream = self._get_client().chat(
+            model=self.model,
+            messages=messages,
+            stream=True,
+            options={
+                "num_ctx": self.num_ctx_for(messages, options.max_tokens),
+                "temperature": options.temperature,
+                "seed": options.seed,
+                "num_predict": options.max_tokens,
+                "stop": options.stop,
+            },
+        )
+        pieces: list[str] = []
+        tool_calls: list[dict] = []
+        final: Any = None
+        with contextlib.closing(self._chunks(stream)) as chunks:
+            for chunk in chunks:
+                piece = chunk.message.content or ""
+                if piece:
+                    pieces.append(piece)
+                    if options.on_text is not None:
+                        options.on_text(piece)
+                for call in chunk.message.tool_calls or []:
+                    tool_calls.append({"name": call.function.name, "arguments": dict(call.function.arguments)})
+                if chunk.done:
+                    final = chunk
+        if final is None:
+            raise ModelError(
+                f"Ollama at {self.host} ended the reply before finishing: check that `ollama serve` is still running"
+            )
+        return Reply(
+            text="".join(pieces),
+            prompt_tokens=final.prompt_eval_count or 0,
+            cached_tokens=0,  # Ollama does not report prefix-cache hits
+            completion_tokens=final.eval_count or 0,
+            finish_reason="length" if final.done_reason == "length" else "stop",
+            seconds=time.monotonic() - started,
+            tool_calls=tool_calls,
+        )
+
+    def count_tokens(self, text: str) -> int:
+        """An estimate (about 3 characters a token); Ollama has no tokenize endpoint."""
+        return len(text) // 3 + 1
+
+    def num_ctx_for(self, messages: list[dict], max_tokens: int) -> int:
+        """The context size to ask for: prompt estimate + reply budget, in 1024 steps, within the window."""
+        chars = sum(len(str(m.get("content") or "")) for m in messages)
+        wanted = math.ceil(chars / 3) + max_tokens + CTX_MARGIN
+        size = min(max(CTX_MIN, math.ceil(wanted / CTX_STEP) * CTX_STEP), self.context_window)
+        # A new num_ctx makes Ollama reload the model and drop its prefix cache, so it only ever grows.
+        self._num_ctx = max(self._num_ctx, size)
+        return self._num_ctx
+
+    def available(self) -> bool:
+        """True if the server answers and has this model; never raises."""
+        import httpx
+        import ollama
+
+        try:
+            client = ollama.Client(host=self.host, timeout=min(self.stall_seconds, AVAILABLE_TIMEOUT))
+            listed = {m.model for m in client.list().models}
+        except (ollama.ResponseError, httpx.HTTPError, OSError, ValueError):
+            # OSError covers ollama's ConnectionError; ValueError covers unreadable JSON.
+            return False
+        return self.model in listed or (":" not in self.model and f"{self.model}:latest" in listed)
+
+    def _get_client(self) -> Any:
+        if self._client is None:
+            import ollama
+
+            # The timeout is httpx's per-read timeout, so it fires when the server stalls, not on long replies.
+            self._client = ollama.Client(host=self.host, timeout=self.stall_seconds)
+        return self._client
+
+    def _chunks(self, stream: Iterator[Any]) -> Iterator[Any]:
+        """The streamed chunks, with every transport or server failure turned into a `ModelError`."""
+        import httpx
+        import ollama
+
+        try:
+            yield from stream
+        except ollama.ResponseError as e:
+            raise ModelError(self._response_error(e)) from e
+        except httpx.ConnectTimeout as e:
+            raise ModelError(
+                f"cannot reach Ollama at {self.host} (no answer within {self.stall_seconds:g} s): "
+                f"check that `ollama serve` is running there, or {EMBEDDED_HINT}"
+            ) from e
+        except (httpx.ConnectError, ConnectionError) as e:
+            reason = "connection refused" if "refused" in str(e).lower() else _first_line(e)
+            raise ModelError(
+                f"cannot reach Ollama at {self.host} ({reason}): start it with `ollama serve`, or {EMBEDDED_HINT}"
+            ) from e
+        except httpx.TimeoutException as e:
+            raise ModelError(
+                f"Ollama sent nothing for {self.stall_seconds:g} s: the model may be too big for this machine; "
+                f"check `ollama ps`, or try a smaller model with --model ollama:NAME"
+            ) from e
+        except httpx.TransportError as e:
+            raise ModelError(
+                f"Ollama dropped the connection mid-reply ({_first_line(e)}): check that `ollama serve` is still running"
+            ) from e
+        except ValueError as e:
+            # An unparsable NDJSON line or a chunk of an unexpected shape.
+            raise ModelError(
+                f"Ollama sent an unreadable reply ({_first_line(e)}): upgrade Ollama or check its server log"
+            ) from e
+
+    def _response_error(self, e: Any) -> str:
+        if e.status_code == 404:
+            return f"Ollama has no model '{self.model}': run `ollama pull {self.model}`"
+        if e.status_code == -1:  # the client's mark for an {"error": ...} line after HTTP 200
+            return f"Ollama failed mid-reply: {_first_line(e.error)}: check its server log, then try again"
+        return (
+            f"Ollama refused the request (HTTP {e.status_code}: {_first_line(e.error)}): "
+            f"check its server log, or try a smaller model with --model ollama:NAME"
+        )
+
+
+def _first_line(value: object) -> str:
+    lines = str(value).strip().splitlines()
+    return lines[0] if lines else type(value).__name__

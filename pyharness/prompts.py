@@ -1,0 +1,75 @@
+"""The prompts: one system prompt per mode (fixed for the whole run) and the first task message."""
+
+import ast
+
+from actions.base import Action
+from pyharness.workspace import Workspace
+
+SYSTEM = """You are a careful Python developer working in a repository through actions. \
+There is no shell: you can only use the actions below. Each reply contains exactly one action; \
+after it, stop and wait: the result comes back to you as an Observation.
+
+Each reply is one Action line written exactly like the examples below.
+
+Actions:
+{actions}
+
+Rules:
+- One action per reply, then stop. Never write an Observation yourself.
+- File content and edit blocks go after the Action line, never inside the JSON.
+- Look before you change: read a file before you edit it.
+{rules}"""
+
+MODE_RULES = {
+    "ask": "- When you know the answer, use answer and cite the file as path:line.",
+    "fix": "- Change the code, not the tests. After each change, run_tests. When all tests pass, use done.",
+    "add": "- Write a test for the feature in a new file under tests/, implement the feature, run_tests, then done.",
+    "run": "- Make the change, run_tests, then done.",
+    "stdout": "- Write the whole program to main.py, run_tests to check it on the example, fix it until it passes, "
+              "then done.",
+}
+
+
+def system_prompt(mode: str, actions: dict[str, Action]) -> str:
+    """The system prompt of a mode: what each allowed action does, with a literal example of each."""
+    blocks = []
+    for action in actions.values():
+        blocks.append(f"- {action.description}\n  Example:\n" + _indent(action.example, "  "))
+    return SYSTEM.format(actions="\n".join(blocks), rules=MODE_RULES.get(mode, ""))
+
+
+def _indent(text: str, prefix: str) -> str:
+    return "\n".join(prefix + line for line in text.splitlines())
+
+
+def repo_map(ws: Workspace, max_files: int = 60) -> str:
+    """The repo's files, with the top-level functions and classes of each Python file."""
+    lines = []
+    names = ws.files()
+    for name in names[:max_files]:
+        entry = name
+        if name.endswith(".py"):
+            symbols = _symbols((ws.root / name).read_text(encoding="utf-8", errors="replace"))
+            if symbols:
+                entry += ": " + ", ".join(symbols[:12])
+        lines.append(entry)
+    if len(names) > max_files:
+        lines.append(f"... and {len(names) - max_files} more files")
+    return "\n".join(lines) if lines else "(the repo is empty)"
+
+
+def _symbols(source: str) -> list[str]:
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    out = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            out.append(f"{node.name}()")
+        elif isinstance(node, ast.ClassDef):
+            out.append(f"class {node.name}")
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            if node.targets[0].id.isupper():
+                out.append(node.targets[0].id)
+    return out

@@ -1,0 +1,38 @@
+"""Set up one run: the workspace, the job, the model's actions, and the agent that drives them."""
+
+from collections.abc import Callable
+from pathlib import Path
+
+from actions import registry
+from actions.base import Context
+from pyharness.agent import Agent, AgentConfig, RunResult
+from pyharness.errors import UserError
+from pyharness.harness.pipeline import HarnessConfig
+from pyharness.jobs import MODE_ACTIONS, Job
+from pyharness.models.base import Model
+from pyharness.workspace import Workspace
+
+
+def check_repo(repo: Path) -> Path:
+    """The repo path, or a UserError that says what is wrong with it."""
+    path = Path(repo).expanduser()
+    if not path.exists():
+        raise UserError(f"repo {path} does not exist")
+    if not path.is_dir():
+        raise UserError(f"repo {path} is not a directory")
+    return path.resolve()
+
+
+def run_job(repo: Path, mode: str, task: str, model: Model, *, tests: list[str] | None = None,
+            harness: HarnessConfig | None = None, config: AgentConfig | None = None,
+            emit: Callable[..., None] | None = None, default_write_path: str | None = None,
+            test_timeout: float = 60.0) -> RunResult:
+    """Run one job to its end and return how it went (the transcript is under REPO/.ph/runs/)."""
+    if mode not in MODE_ACTIONS:
+        raise UserError(f"unknown mode {mode!r}")
+    ws = Workspace(check_repo(repo), protect_tests=mode == "fix")
+    ctx = Context(workspace=ws, test_timeout=test_timeout)
+    job = Job(mode=mode, task=task, tests=list(tests or []))
+    agent = Agent(model, job, ctx, registry(), config=config, harness=harness, emit=emit or (lambda kind, **d: None),
+                  default_write_path=default_write_path)
+    return agent.run()
