@@ -7,7 +7,8 @@ from pydantic import BaseModel, Field
 from actions.base import Action, Context, Observation
 from pyharness.errors import ActionError
 
-BLOCK = re.compile(r"^<{5,9} ?SEARCH[^\n]*\n(.*?)^={5,9}[ \t]*\n(.*?)^>{5,9} ?REPLACE[^\n]*$", re.M | re.S)
+BLOCK = re.compile(r"^[ \t]*<{5,9} ?SEARCH[^\n]*\n(.*?)^[ \t]*={5,9}[ \t]*\n(.*?)^[ \t]*>{5,9} ?REPLACE[^\n]*$",
+                   re.M | re.S)
 
 
 class Args(BaseModel):
@@ -43,7 +44,37 @@ def apply(text: str, search: str, replace: str, path: str) -> str:
         i = hits[0]
         tail = "\n" if lines[i + len(wanted) - 1].endswith("\n") and not replace.endswith("\n") else ""
         return "".join(lines[:i]) + replace + tail + "".join(lines[i + len(wanted):])
+    moved = _reindented(lines, search, replace)
+    if moved is not None:
+        return moved
     raise ActionError(f"edit {path}: SEARCH text not found; read {path} and copy the exact lines to change")
+
+
+def _indent(line: str) -> str:
+    return line[:len(line) - len(line.lstrip())]
+
+
+def _reindented(lines: list[str], search: str, replace: str) -> str | None:
+    """Match SEARCH with its indentation shifted as a whole (small models often add or drop a level)."""
+    wanted = search.strip("\n").splitlines()
+    body = [w for w in wanted if w.strip()]
+    if not body:
+        return None
+    cut = min(len(_indent(w)) for w in body)
+    wanted = [w[cut:].rstrip() if w.strip() else "" for w in wanted]
+    first = next(k for k, w in enumerate(wanted) if w)
+    hits = []
+    for i in range(len(lines) - len(wanted) + 1):
+        window = [ln.rstrip() for ln in lines[i:i + len(wanted)]]
+        pad = _indent(window[first])
+        if window == [pad + w if w else "" for w in wanted]:
+            hits.append((i, pad))
+    if len(hits) != 1:
+        return None
+    i, pad = hits[0]
+    new = [pad + r[min(cut, len(_indent(r))):] if r.strip() else "" for r in replace.strip("\n").splitlines()]
+    text = "\n".join(new) + ("\n" if new else "")
+    return "".join(lines[:i]) + text + "".join(lines[i + len(wanted):])
 
 
 def run(args: Args, ctx: Context) -> Observation:

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from actions.base import Action, Context, Observation
 from pyharness.errors import ActionError, Done, FormatError, LimitsExceeded, StopRun
-from pyharness.harness.call import ActionCall
+from pyharness.harness.call import ActionCall, Intervention
 from pyharness.harness.context import ContextGuard
 from pyharness.harness.loops import LoopDetector
 from pyharness.harness.noise import truncate
@@ -16,6 +16,8 @@ from pyharness.models.base import ChatOptions, Model, Reply
 from pyharness.prompts import system_prompt
 from pyharness.transcript import Transcript
 
+LOOKS = ("read", "list", "search")
+AUTO_DONE = ("fix", "add", "stdout")
 STOP = ["\nObservation:", "\nThought:", "<|im_end|>", "<|endoftext|>", "\nUser:"]
 
 
@@ -69,6 +71,7 @@ class Agent:
         self.messages: list[dict] = []
         self.result = RunResult(outcome="stopped", reason="", transcript=str(self.transcript.path))
         self.format_errors = 0
+        self.looked: set[tuple[str, str]] = set()
         self.started = time.monotonic()
 
     def run(self) -> RunResult:
@@ -106,7 +109,8 @@ class Agent:
         reply = self.query()
         call, observation, hint = None, None, ""
         try:
-            call = self.pipeline.process(reply.text, truncated=reply.finish_reason == "length")
+            calls = self.pipeline.process_all(reply.text, truncated=reply.finish_reason == "length")
+            call = self._choose(calls)
             self.format_errors = 0
             observation = self.act(call)
         except Done as end:
@@ -164,19 +168,61 @@ class Agent:
             verdict = self.job.accept(observation, self.ctx.workspace, self.ctx)
             self.result.answer = observation.text
             raise Done(verdict)
-        if call.name in ("run_tests", "edit", "write") and self.job.mode in ("fix", "add"):
-            self._maybe_auto_done(call, observation)
+        if call.name in LOOKS:
+            self.looked.add((call.key(), self._state))
+        if observation.data.get("changed") and "run_tests" in self.actions and self.harness.on("steer"):
+            # Like aider's auto-test: every change is checked at once, so the model sees its effect next turn.
+            tests = self.actions["run_tests"].run(self.actions["run_tests"].args(), self.ctx)
+            self._count("steer.autotest")
+            observation = Observation(f"{observation.text}\nTests after this change: {tests.text}", ok=observation.ok,
+                                      data={**observation.data, **tests.data})
+        if observation.data.get("green") and self.ctx.workspace.changed:
+            note = self._maybe_auto_done(observation)
+            if note:
+                observation = Observation(f"{observation.text}\n{note}", ok=observation.ok, data=observation.data)
         return observation
 
-    def _maybe_auto_done(self, call: ActionCall, observation: Observation) -> None:
-        """fix/add: a green full run after a change meets a checkable rule, so the harness ends the job."""
-        if call.name == "run_tests" and observation.data.get("green") and self.ctx.workspace.changed:
-            try:
-                verdict = self.job.accept(observation, self.ctx.workspace, self.ctx)
-            except ActionError:
-                return
-            self._count("accept.auto")
-            raise Done(verdict + " (accepted by the harness after a green test run)")
+    def _maybe_auto_done(self, observation: Observation) -> str:
+        """fix/add/stdout: a green full run after a change meets a checkable rule, so the harness ends the job."""
+        if self.job.mode not in AUTO_DONE:
+            return "The tests pass. If the task is complete, use done."
+        try:
+            verdict = self.job.accept(observation, self.ctx.workspace, self.ctx)
+        except ActionError as err:
+            return str(err)
+        self._count("accept.auto")
+        raise Done(verdict + " (accepted by the harness after a green test run)")
+
+    def _choose(self, calls: list[ActionCall]) -> ActionCall:
+        """The first call of a reply that would do something new (small models restate their whole plan)."""
+        if not self.harness.on("loops"):
+            return calls[0]
+        for n, call in enumerate(calls):
+            if not self._redundant(call):
+                if n:
+                    call.interventions = calls[0].interventions + call.interventions
+                    call.interventions.append(Intervention("loops.skip_repeat", f"skipped {n} repeated action(s)"))
+                return call
+        return calls[0]
+
+    def _redundant(self, call: ActionCall) -> bool:
+        ws = self.ctx.workspace
+        try:
+            if call.name in LOOKS:
+                return (call.key(), ws.state_hash()) in self.looked
+            if call.name == "write":
+                target = ws.resolve(call.args["path"])
+                return target.is_file() and target.read_text(encoding="utf-8").rstrip("\n") == \
+                    call.args["content"].rstrip("\n")
+            if call.name == "edit":
+                from actions.edit import Args, blocks
+
+                text = ws.read_text(call.args["path"])
+                pairs = blocks(Args(**call.args))
+                return all(s.strip() not in text and r.strip() and r.strip() in text for s, r in pairs)
+        except (ActionError, OSError, KeyError, ValueError):
+            return False
+        return False
 
     def _record(self, reply: Reply, call: ActionCall | None, observation: Observation) -> None:
         for item in call.interventions if call else []:

@@ -17,7 +17,7 @@ class RunView:
         if kind == "token" and self.stream:
             self.console.out(data["text"], end="", highlight=False)
         elif kind == "thinking":
-            self.console.print(f"[dim]step {data['step'] + 1}…[/dim]")
+            self.console.print(f"[dim]step {data['step']}…[/dim]")
         elif kind == "action":
             call = data["call"]
             args = ", ".join(f"{k}={_short(v)}" for k, v in call.args.items())

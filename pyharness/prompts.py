@@ -34,12 +34,8 @@ def system_prompt(mode: str, actions: dict[str, Action]) -> str:
     """The system prompt of a mode: what each allowed action does, with a literal example of each."""
     blocks = []
     for action in actions.values():
-        blocks.append(f"- {action.description}\n  Example:\n" + _indent(action.example, "  "))
+        blocks.append(f"{action.description}\n{action.example}\n")
     return SYSTEM.format(actions="\n".join(blocks), rules=MODE_RULES.get(mode, ""))
-
-
-def _indent(text: str, prefix: str) -> str:
-    return "\n".join(prefix + line for line in text.splitlines())
 
 
 def repo_map(ws: Workspace, max_files: int = 60) -> str:

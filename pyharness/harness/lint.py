@@ -83,12 +83,17 @@ def lazy_placeholder(content: str) -> str | None:
 def _compile_error(source: str, path: str) -> Exception | None:
     """Why `source` does not compile, or None when it does."""
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # invalid escape sequences warn but still compile
-            compile(source, path, "exec", dont_inherit=True)
+        _quiet_compile(source, path, 0)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
         return error
     return None
+
+
+def _quiet_compile(source: str, path: str, flags: int) -> object:
+    """compile() without the SyntaxWarnings (invalid escapes) it would print for code that still compiles."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return compile(source, path, "exec", flags, dont_inherit=True)
 
 
 def _syntax_message(path: str, is_new: bool, source: str, error: Exception) -> str:
@@ -104,7 +109,7 @@ def _syntax_message(path: str, is_new: bool, source: str, error: Exception) -> s
 
 def _fatal_messages(source: str, path: str) -> list[tuple[int, str]]:
     """(line, text) of each fatal pyflakes message for a source that compiles, in file order."""
-    tree = ast.parse(source, filename=path)
+    tree = _quiet_compile(source, path, ast.PyCF_ONLY_AST)
     found = checker.Checker(tree, filename=path).messages
     fatal = [m for m in found if type(m).__name__ in FATAL_PYFLAKES]
     fatal.sort(key=lambda m: (m.lineno, m.col))

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 NONE, HINT, REDIRECT, STOP = 0, 1, 2, 3
-LABEL_KEYS = ("path", "pattern", "query", "tests", "test", "node_id", "target")
+LABEL_KEYS = ("pattern", "query", "path", "tests", "test", "node_id", "target")
 MAX_LABEL = 60
 MAX_ERROR = 100
 

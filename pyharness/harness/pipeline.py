@@ -56,16 +56,20 @@ class Pipeline:
         """A body-less write from the previous reply: its content may come as a bare code block now."""
 
     def process(self, text: str, *, truncated: bool = False) -> ActionCall:
-        """Parse, repair and validate one reply."""
+        """Parse, repair and validate one reply; the first action it holds."""
+        return self.process_all(text, truncated=truncated)[0]
+
+    def process_all(self, text: str, *, truncated: bool = False) -> list[ActionCall]:
+        """Every valid action of a reply in order (the first must be valid; later invalid ones are dropped)."""
         try:
-            call = self._lenient(text) if self.config.on("parse") else self._strict(text)
+            calls = self._lenient(text) if self.config.on("parse") else [self._strict(text)]
         except FormatError as err:
             if truncated:
                 raise FormatError("your reply was cut off at the token limit: be shorter, send one action and "
                                   "no explanation", truncated=True) from err
             raise
         self.pending_write = None
-        return call
+        return calls
 
     def _strict(self, text: str) -> ActionCall:
         m = STRICT_LINE.search(text)
@@ -87,25 +91,34 @@ class Pipeline:
                 args[action.body_arg] = body.group(2)
         return self._validate(action, args if isinstance(args, dict) else {}, [])
 
-    def _lenient(self, text: str) -> ActionCall:
+    def _lenient(self, text: str) -> list[ActionCall]:
         body = clean(text)
-        calls = find_calls(body, self._known())
-        fixes: list[tuple[str, str]] = []
-        if not calls:
-            return self._no_action(body, text)
-        if len(calls) > 1:
-            fixes.append(("parse.multiple", f"{len(calls)} actions in one reply; took the first"))
-        raw = calls[0]
-        fixes.extend(raw.fixes)
+        raws = find_calls(body, self._known())
+        if not raws:
+            return [self._no_action(body, text)]
+        calls = [self._one(raws[0], first=True)]
+        for raw in raws[1:]:
+            try:
+                calls.append(self._one(raw, first=False))
+            except FormatError:
+                continue
+        if len(raws) > 1:
+            calls[0].interventions.insert(0, Intervention("parse.multiple", f"{len(raws)} actions in one reply"))
+        return calls
+
+    def _one(self, raw: RawCall, *, first: bool) -> ActionCall:
+        fixes = list(raw.fixes)
         action = resolve_name(raw.name, self.actions, fixes)
         args = repair(raw, action, fixes) if self.config.on("repair") else dict(raw.args)
         if action.name == "write" and not args.get("content") and args.get("path"):
-            self.pending_write = {"path": args["path"]}
+            if first:
+                self.pending_write = {"path": args["path"]}
             raise FormatError(f"write {args['path']}: the file content is missing. Send it now as a ```python code "
                               "block, the whole file, nothing else.")
         return self._validate(action, args, fixes)
 
     def _no_action(self, body: str, text: str) -> ActionCall:
+        """A reply with no action: a bare code block may be the content of a write (pending or default file)."""
         code = FENCE.search(body) or OPEN_FENCE.search(body)
         if code and self.config.on("repair") and "write" in self.actions and code.group(2).strip():
             path = (self.pending_write or {}).get("path") or self.default_write_path
@@ -137,8 +150,3 @@ class Pipeline:
     def _example(self) -> str:
         first = next(iter(self.actions.values()))
         return first.example
-
-
-def describe(raw: RawCall) -> str:
-    """A short label of a raw call (for messages)."""
-    return f"{raw.name} {json.dumps(raw.args)[:80]}"
