@@ -14,5 +14,5 @@ def run(args: Args, ctx: Context) -> Observation:
 
 
 ACTION = Action(name="answer", args=Args, run=run, description=__doc__.strip(),
-                example='Action: answer {"text": "The rate is set in orders/tax.py:12 (RATES[\'books\'] = 0.05)."}',
+                example='Action: answer {"text": "Coupons are checked in shop/cart.py:41, in apply_coupon()."}',
                 body_arg="text", aliases=("final_answer", "respond", "reply", "finish_answer", "final"))

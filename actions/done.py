@@ -14,5 +14,5 @@ def run(args: Args, ctx: Context) -> Observation:
 
 
 ACTION = Action(name="done", args=Args, run=run, description=__doc__.strip(),
-                example='Action: done {"summary": "fixed the discount threshold in orders/pricing.py"}',
+                example='Action: done {"summary": "fixed the empty-cart check in shop/cart.py"}',
                 aliases=("finish", "submit", "complete", "end", "stop", "exit", "task_complete", "finished"))

@@ -97,7 +97,7 @@ def run(args: Args, ctx: Context) -> Observation:
 
 ACTION = Action(
     name="edit", args=Args, run=run, description=__doc__.strip(), body_arg="body",
-    example=('Action: edit {"path": "orders/pricing.py"}\n<<<<<<< SEARCH\n    if quantity > 10:\n=======\n'
-             '    if quantity >= 10:\n>>>>>>> REPLACE'),
+    example=('Action: edit {"path": "shop/cart.py"}\n<<<<<<< SEARCH\n    if not items:\n        return 0\n=======\n'
+             '    if not items:\n        return 0.0\n>>>>>>> REPLACE'),
     aliases=("edit_file", "replace", "str_replace", "modify", "patch", "apply_patch", "update_file", "change",
              "replace_in_file", "search_replace", "str_replace_editor"))

@@ -31,5 +31,5 @@ def run(args: Args, ctx: Context) -> Observation:
 
 
 ACTION = Action(name="read", args=Args, run=run, description=__doc__.strip(),
-                example='Action: read {"path": "orders/tax.py"}',
+                example='Action: read {"path": "shop/cart.py"}',
                 aliases=("read_file", "cat", "open", "open_file", "view", "show", "view_file", "readfile", "get_file"))

@@ -39,5 +39,5 @@ def run(args: Args, ctx: Context) -> Observation:
 
 
 ACTION = Action(name="search", args=Args, run=run, description=__doc__.strip(),
-                example='Action: search {"pattern": "def apply_discount"}',
+                example='Action: search {"pattern": "def apply_coupon"}',
                 aliases=("grep", "find", "search_code", "search_files", "rg", "find_in_files"))

@@ -34,7 +34,8 @@ def system_prompt(mode: str, actions: dict[str, Action]) -> str:
     """The system prompt of a mode: what each allowed action does, with a literal example of each."""
     blocks = []
     for action in actions.values():
-        blocks.append(f"{action.description}\n{action.example}\n")
+        name, _, what = action.description.partition(":")
+        blocks.append(f"* {name} —{what}\n{action.example}\n")
     return SYSTEM.format(actions="\n".join(blocks), rules=MODE_RULES.get(mode, ""))
 
 

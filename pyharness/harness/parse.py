@@ -13,6 +13,7 @@ TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.S)
 FENCE = re.compile(r"^[ \t]*```([\w+\-.]*)[^\n]*\n(.*?)^[ \t]*```[ \t]*$", re.M | re.S)
 OPEN_FENCE = re.compile(r"^[ \t]*```([\w+\-.]*)[^\n]*\n(.*)\Z", re.M | re.S)
 CALL = re.compile(r"^[ \t]*`?([A-Za-z_][\w.]*)\((.*)", re.M)
+BARE_NAME = re.compile(r"^[ \t]*([A-Za-z_][\w.]*)(?=[ \t]*\{)", re.M)
 ARGS_LINE = re.compile(r"^\s*(?:Args|Arguments|Action[ _]Input|Input|Parameters)\s*:\s*", re.I)
 OBSERVATION = re.compile(r"^\s*Observation\s*:", re.M | re.I)
 NAME_KEYS = ("tool", "name", "function", "action", "tool_name", "command")
@@ -44,6 +45,12 @@ def find_calls(text: str, known: set[str]) -> list[RawCall]:
     calls = []
     for m in ACTION_LINE.finditer(text):
         calls.append(_action_line(text, m))
+    for m in BARE_NAME.finditer(text):
+        if _norm(m.group(1)) in known and not _inside_fence(text, m.start()):
+            if not any(c.start <= m.start() < _end_of(c, text) for c in calls):
+                call = _action_line(text, m)
+                call.fixes.insert(0, ("parse.bare_name", m.group(1)))
+                calls.append(call)
     for m in TOOL_CALL.finditer(text):
         call = _object_call(m.group(1), m.start(), "parse.tool_call_tag")
         if call:
