@@ -19,4 +19,4 @@ def registry() -> dict[str, Action]:
     return found
 
 
-__all__ = ["Action", "Context", "Observation", "CORE", "registry"]
+__all__ = ["CORE", "Action", "Context", "Observation", "registry"]

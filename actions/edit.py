@@ -8,7 +8,7 @@ from actions.base import Action, Context, Observation
 from pyharness.errors import ActionError
 
 BLOCK = re.compile(r"^[ \t]*<{5,9} ?SEARCH[^\n]*\n(.*?)^[ \t]*={5,9}[ \t]*\n(.*?)^[ \t]*>{5,9} ?REPLACE[^\n]*$",
-                   re.M | re.S)
+                   re.MULTILINE | re.DOTALL)
 
 
 class Args(BaseModel):

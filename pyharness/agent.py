@@ -65,6 +65,7 @@ class Agent:
         self.harness = harness or HarnessConfig()
         self.actions = {name: actions[name] for name in job.actions if name in actions}
         self.pipeline = Pipeline(self.actions, self.harness, default_write_path=default_write_path)
+        self.pipeline.suggest = self._suggest
         self.loops = LoopDetector()
         self.guard = ContextGuard(model.context_window)
         self.transcript = Transcript(ctx.workspace.root, job.mode)
@@ -192,6 +193,17 @@ class Agent:
             return str(err)
         self._count("accept.auto")
         raise Done(verdict + " (accepted by the harness after a green test run)")
+
+    def _suggest(self) -> str:
+        """The example a format error shows: the action that most likely comes next in this mode."""
+        ws, names = self.ctx.workspace, self.actions
+        if self.job.mode == "ask":
+            return names["answer" if ws.read_files else "read"].example
+        if self.job.mode == "stdout":
+            return names["write" if not ws.changed else "run_tests"].example
+        if not ws.read_files and not ws.changed:
+            return names["read"].example
+        return names["edit"].example if not ws.changed else names["run_tests"].example
 
     def _choose(self, calls: list[ActionCall]) -> ActionCall:
         """The first call of a reply that would do something new (small models restate their whole plan)."""

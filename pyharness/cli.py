@@ -139,5 +139,95 @@ def model_pull(pack: Annotated[str, typer.Argument(help="Pack name.")] = "qwen2.
     typer.echo(f"{pack}: verified, at {path}")
 
 
+@app.command("eval")
+def eval_(suite: Annotated[str, typer.Argument(help="stdout, humaneval, jobs, or a directory of task files.")],
+          tasks: Annotated[str | None, typer.Option("--tasks", help="Glob on task ids (commas for several), "
+                                                    "or @FILE listing ids.")] = None,
+          model: Annotated[list[str] | None, typer.Option("--model", "-m", help="Model spec; repeat to compare "
+                                                          "models. scripted:DIR reads DIR/<task id>.json.")] = None,
+          repeat: Annotated[int, typer.Option("--repeat", min=1, help="Runs of each task per configuration.")] = 1,
+          configs: Annotated[list[str] | None, typer.Option("--configs", help="Configurations, e.g. harness=on,off "
+                                                            "(axes: harness, protocol).")] = None,
+          workers: Annotated[int, typer.Option("--workers", min=1, help="Tasks run in parallel threads.")] = 1,
+          out: Annotated[Path | None, typer.Option("--out", help="Results folder (default out/eval-SUITE).")] = None,
+          check: Annotated[bool, typer.Option("--check", help="Sanity-check every task first (reference passes, "
+                                              "empty fails); failing tasks are listed and left out.")] = False,
+          max_steps: StepsOpt = 20,
+          max_seconds: Annotated[float, typer.Option("--max-seconds", help="Wall-clock budget per run.")] = 900.0,
+          retry_errors: Annotated[bool, typer.Option("--retry-errors", help="Run again the runs that ended in a "
+                                                     "model error.")] = False) -> None:
+    """Run an eval suite: each task x model x configuration x repeat, interleaved, resumable, with a report."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from rich.console import Console
+
+    from pyharness.agent import AgentConfig
+    from pyharness.errors import ModelError, UserError
+    from pyharness.evalreport import intervention_lines, summary_table, write_reports
+    from pyharness.evals import EvalPlan, Models, parse_configs, read_results, run_eval
+    from pyharness.evalsuites import check_task, load_suite, select
+
+    console, err = Console(), Console(stderr=True, highlight=False)
+    try:
+        plan_configs = parse_configs(configs)
+        loaded = load_suite(suite)
+        for problem in loaded.problems:
+            err.print(f"[yellow]skipped[/yellow] {problem}")
+        chosen = select(loaded.tasks, tasks)
+        if check:
+            with ThreadPoolExecutor(max_workers=4) as pool:
+                verdicts = list(pool.map(check_task, chosen))
+            bad = {v.task for v in verdicts if not v.ok}
+            for verdict in verdicts:
+                if not verdict.ok:
+                    err.print(f"[red]excluded[/red] {verdict.task}: {verdict.note}")
+            console.print(f"check: {len(verdicts) - len(bad)}/{len(verdicts)} tasks sound"
+                          + (f", {len(bad)} excluded" if bad else ""))
+            chosen = [t for t in chosen if t.id not in bad]
+            if not model:
+                raise typer.Exit(1 if bad or loaded.problems else 0)
+        if not model:
+            raise UserError("name a model: --model llamacpp:qwen2.5-coder-1.5b, ollama:NAME or scripted:PATH")
+        if not chosen:
+            raise UserError("no tasks left to run")
+        models = Models(model)
+        if models.in_process and workers > 1:
+            err.print("note: a llama.cpp model runs in this process and cannot serve two threads: using 1 worker")
+            workers = 1
+        folder = out or Path("out") / f"eval-{loaded.name}"
+        plan = EvalPlan(loaded.name, chosen, model, plan_configs, repeat, AgentConfig(max_steps=max_steps,
+                                                                                      max_seconds=max_seconds))
+        console.print(f"eval {loaded.name}: {len(chosen)} tasks x {len(model)} model(s) x {len(plan_configs)} "
+                      f"config(s) x {repeat} repeat(s) -> {folder}")
+
+        def show(record: dict, done: int, total: int) -> None:
+            mark = "[green]pass[/green]" if record["pass_strict"] else \
+                ("[yellow]lenient[/yellow]" if record["pass_lenient"] else "[red]fail[/red]")
+            tokens = record["prompt_tokens"] + record["completion_tokens"]
+            console.print(f"[{done}/{total}] {record['task']} {record['model']} {record['config']} r{record['repeat']} "
+                          f"{mark} {record['steps']} steps {tokens} tok {record['wall_seconds']:.0f} s "
+                          f"[dim]{record['note'][:70]}[/dim]", highlight=False)
+
+        run_eval(plan, folder, models, workers=workers, retry_errors=retry_errors, on_result=show)
+    except (ModelError, UserError, ValueError) as error:
+        _fail(str(error))
+        return
+    records, problems = read_results(folder / "results.jsonl")
+    for problem in problems:
+        err.print(f"[yellow]note[/yellow] {problem}")
+    ids = {t.id for t in chosen}
+    records = [r for r in records if r["task"] in ids and r["model"] in model
+               and r["config"] in {c.name for c in plan_configs}]
+    title = f"ph eval {loaded.name}"
+    summaries, chart = write_reports(folder, records, title, notes=loaded.problems)
+    console.print(summary_table(summaries, title))
+    for line in intervention_lines(summaries):
+        console.print(f"interventions {line}", highlight=False)
+    errors = sum(s.errors for s in summaries)
+    if errors:
+        err.print(f"{errors} run(s) ended in a model error (reason in results.jsonl); --retry-errors runs them again")
+    console.print(f"results: {folder / 'results.jsonl'}\nsummary: {folder / 'summary.md'}\n{chart}")
+
+
 if __name__ == "__main__":
     app()

@@ -37,9 +37,9 @@ class DemoOutcome:
     note: str
 
 
-def make_repo(dest: Path, job: dict, root: Path | None = None) -> Path:
-    """A git-initialised copy of demo/orders with the job's seed applied."""
-    source = (root or demo_root()) / "orders"
+def make_repo(dest: Path, job: dict, root: Path | None = None, source: Path | None = None) -> Path:
+    """A git-initialised copy of the job's repo (default demo/orders) with the job's seed applied."""
+    source = source or (root or demo_root()) / "orders"
     shutil.copytree(source, dest, ignore=shutil.ignore_patterns(*SKIP_DIRS))
     _git(dest, "init", "-q")
     _git(dest, "add", "-A")

@@ -1,5 +1,6 @@
 """What each mode (ask/fix/add/run/stdout) lets the model do, and when the harness accepts it as done."""
 
+import ast
 import hashlib
 import re
 import shutil
@@ -20,6 +21,7 @@ MODE_ACTIONS = {
     "run": ("read", "search", "list", "edit", "write", "run_tests", "done"),
     "stdout": ("write", "read", "edit", "run_tests", "done"),
 }
+CALLED = re.compile(r"\b([A-Za-z_]\w*)\(")
 CITATION = re.compile(r"([\w./-]+\.\w+)(?::(\d+))?")
 
 
@@ -53,8 +55,9 @@ class Job:
             self.first_run = run_pytest(ws.root, self.tests, timeout=ctx.test_timeout, python=ctx.python)
             self.failing_before = list(self.first_run.failing)
             extra = f"\nAlso: {self.task}" if self.task else ""
+            related = related_source(ws, self.first_run.first_traceback)
             return (f"The tests fail. Fix the code so that they pass; do not change the tests.{extra}\n\n"
-                    f"{self.first_run.observation()}\n\nRepository files:\n{files}")
+                    f"{self.first_run.observation()}\n\n{related}Repository files:\n{files}")
         if self.mode == "add":
             self.original = Path(tempfile.mkdtemp(prefix="ph-original-"))
             shutil.copytree(ws.root, self.original, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*SKIP_DIRS))
@@ -133,6 +136,28 @@ class Job:
         """Remove temporary copies."""
         if self.original is not None:
             shutil.rmtree(self.original, ignore_errors=True)
+
+
+def related_source(ws: Workspace, traceback: str, limit: int = 2) -> str:
+    """The code the failing test calls: functions named in the traceback, from non-test files, numbered."""
+    names = list(dict.fromkeys(CALLED.findall(traceback)))
+    shown = []
+    for rel in ws.files():
+        if not rel.endswith(".py") or ws.is_test_path(rel):
+            continue
+        source = (ws.root / rel).read_text(encoding="utf-8", errors="replace")
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        lines = source.splitlines()
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef | ast.ClassDef) and node.name in names:
+                start, end = node.lineno, min(node.end_lineno or node.lineno, node.lineno + 30)
+                body = "\n".join(f"{n:>3}| {lines[n - 1]}" for n in range(start, end + 1))
+                rank = (isinstance(node, ast.ClassDef), names.index(node.name))
+                shown.append((rank, f"{node.name} is defined in {rel} (lines {start}-{end}):\n{body}\n\n"))
+    return "".join(text for _, text in sorted(shown)[:limit])
 
 
 def _test_hashes(ws: Workspace) -> dict[str, str]:

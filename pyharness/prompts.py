@@ -7,7 +7,7 @@ from pyharness.workspace import Workspace
 
 SYSTEM = """You are a careful Python developer working in a repository through actions. \
 There is no shell: you can only use the actions below. Each reply contains exactly one action; \
-after it, stop and wait: the result comes back to you as an Observation.
+its result comes back to you as an Observation, and then you send the next action.
 
 Each reply is one Action line written exactly like the examples below.
 
@@ -15,7 +15,7 @@ Actions:
 {actions}
 
 Rules:
-- One action per reply, then stop. Never write an Observation yourself.
+- One action per reply. Never write an Observation yourself.
 - File content and edit blocks go after the Action line, never inside the JSON.
 - Look before you change: read a file before you edit it.
 {rules}"""
@@ -66,7 +66,7 @@ def _symbols(source: str) -> list[str]:
             out.append(f"{node.name}()")
         elif isinstance(node, ast.ClassDef):
             out.append(f"class {node.name}")
-        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            if node.targets[0].id.isupper():
-                out.append(node.targets[0].id)
+        elif (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+              and node.targets[0].id.isupper()):
+            out.append(node.targets[0].id)
     return out

@@ -10,10 +10,10 @@ from pathlib import Path
 
 from pyharness.harness.noise import PYTEST_QUIET_ARGS, QUIET_ENV, normalise, truncate
 
-SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.I)
+SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
 COUNT = re.compile(r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed|deselected)")
-NODE_LINE = re.compile(r"^(FAILED|ERROR) (\S+?)(?: - .*)?$", re.M)
-SECTION = re.compile(r"^_{3,} (.+?) _{3,}$", re.M)
+NODE_LINE = re.compile(r"^(FAILED|ERROR) (\S+?)(?: - .*)?$", re.MULTILINE)
+SECTION = re.compile(r"^_{3,} (.+?) _{3,}$", re.MULTILINE)
 OUTPUT_CAP = 400_000
 
 

@@ -2,7 +2,7 @@
 
 import json
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 
@@ -10,7 +10,7 @@ class Transcript:
     """Append-only JSONL log of one run: prompts, raw replies, parsed actions, observations, tokens, timings."""
 
     def __init__(self, repo: Path, mode: str):
-        stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S-%f")
+        stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S-%f")
         self.path = Path(repo) / ".ph" / "runs" / f"{stamp}-{mode}.jsonl"
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._started = time.monotonic()

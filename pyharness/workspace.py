@@ -55,8 +55,7 @@ class Workspace:
         if any(ord(c) < 32 for c in path):
             raise ActionError(f"path {path!r} contains control characters")
         text = path.strip()
-        if text.startswith("./"):
-            text = text[2:]
+        text = text.removeprefix("./")
         candidate = Path(text) if os.path.isabs(text) else self.root / text
         real = Path(os.path.realpath(candidate))
         if real != self.root and self.root not in real.parents:

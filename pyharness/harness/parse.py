@@ -8,14 +8,15 @@ from dataclasses import dataclass, field
 import json_repair
 
 SPECIAL_TOKENS = re.compile(r"<\|(?:im_end|im_start|endoftext|eot_id|end|assistant)\|>")
-ACTION_LINE = re.compile(r"^[ \t>*`#]*(?:\*\*)?Action(?:\*\*)?\s*:\s*(?:\*\*)?`?([A-Za-z_][\w.\-]*)`?", re.M | re.I)
-TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.S)
-FENCE = re.compile(r"^[ \t]*```([\w+\-.]*)[^\n]*\n(.*?)^[ \t]*```[ \t]*$", re.M | re.S)
-OPEN_FENCE = re.compile(r"^[ \t]*```([\w+\-.]*)[^\n]*\n(.*)\Z", re.M | re.S)
-CALL = re.compile(r"^[ \t]*`?([A-Za-z_][\w.]*)\((.*)", re.M)
-BARE_NAME = re.compile(r"^[ \t]*([A-Za-z_][\w.]*)(?=[ \t]*\{)", re.M)
-ARGS_LINE = re.compile(r"^\s*(?:Args|Arguments|Action[ _]Input|Input|Parameters)\s*:\s*", re.I)
-OBSERVATION = re.compile(r"^\s*Observation\s*:", re.M | re.I)
+ACTION_LINE = re.compile(r"^[ \t>*`#]*(?:\*\*)?Action(?:\*\*)?\s*:\s*(?:\*\*)?`?([A-Za-z_][\w.\-]*)`?", re.MULTILINE | re.IGNORECASE)
+TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
+FENCE = re.compile(r"^[ \t]*```([\w+\-.]*)[^\n]*\n(.*?)^[ \t]*```[ \t]*$", re.MULTILINE | re.DOTALL)
+OPEN_FENCE = re.compile(r"^[ \t]*```([\w+\-.]*)[^\n]*\n(.*)\Z", re.MULTILINE | re.DOTALL)
+CALL = re.compile(r"^[ \t]*`?([A-Za-z_][\w.]*)\((.*)", re.MULTILINE)
+BARE_NAME = re.compile(r"^[ \t]*([A-Za-z_][\w.]*)(?=[ \t]*\{|[ \t]*$)", re.MULTILINE)
+NEXT_ACTION = re.compile(r"^[ \t>*`#]*(?:\*\*)?(?:Action(?:\*\*)?\s*:|([A-Za-z_][\w.]*)[ \t]*[{(])", re.MULTILINE | re.IGNORECASE)
+ARGS_LINE = re.compile(r"^\s*(?:Args|Arguments|Action[ _]Input|Input|Parameters)\s*:\s*", re.IGNORECASE)
+OBSERVATION = re.compile(r"^\s*Observation\s*:", re.MULTILINE | re.IGNORECASE)
 NAME_KEYS = ("tool", "name", "function", "action", "tool_name", "command")
 ARG_KEYS = ("arguments", "args", "parameters", "params", "action_input", "input", "tool_input")
 
@@ -31,6 +32,8 @@ class RawCall:
     """The block after the action line (file content or edit blocks), byte-for-byte."""
     fixes: list[tuple[str, str]] = field(default_factory=list)
     start: int = 0
+    end: int = 0
+    """Where this call's text (arguments and body) ends in the reply."""
 
 
 def clean(reply: str) -> str:
@@ -44,16 +47,17 @@ def find_calls(text: str, known: set[str]) -> list[RawCall]:
     """Every action-like thing in the text, in order of position."""
     calls = []
     for m in ACTION_LINE.finditer(text):
-        calls.append(_action_line(text, m))
+        calls.append(_action_line(text, m, known))
     for m in BARE_NAME.finditer(text):
-        if _norm(m.group(1)) in known and not _inside_fence(text, m.start()):
-            if not any(c.start <= m.start() < _end_of(c, text) for c in calls):
-                call = _action_line(text, m)
-                call.fixes.insert(0, ("parse.bare_name", m.group(1)))
-                calls.append(call)
+        taken = any(c.start <= m.start() < _end_of(c, text) for c in calls)
+        if _norm(m.group(1)) in known and not taken and not _inside_fence(text, m.start()):
+            call = _action_line(text, m, known)
+            call.fixes.insert(0, ("parse.bare_name", m.group(1)))
+            calls.append(call)
     for m in TOOL_CALL.finditer(text):
         call = _object_call(m.group(1), m.start(), "parse.tool_call_tag")
         if call:
+            call.end = m.end()
             calls.append(call)
     for m in FENCE.finditer(text):
         if m.group(1).lower() in ("json", "tool_call", "") and m.group(2).lstrip().startswith("{"):
@@ -61,13 +65,14 @@ def find_calls(text: str, known: set[str]) -> list[RawCall]:
                 continue
             call = _object_call(m.group(2), m.start(), "parse.json_fence")
             if call:
+                call.end = m.end()
                 calls.append(call)
     for m in CALL.finditer(text):
         name = m.group(1)
         if _norm(name) in known and not any(c.start <= m.start() < _end_of(c, text) for c in calls):
             if _inside_fence(text, m.start()) and _norm(name) not in ("run_tests", "done"):
                 continue
-            call = _call_syntax(text, m)
+            call = _call_syntax(text, m, known)
             if call:
                 calls.append(call)
     if not calls:
@@ -85,14 +90,14 @@ def _norm(name: str) -> str:
 
 
 def _end_of(call: RawCall, text: str) -> int:
-    return len(text) if call.body is not None else call.start + 1
+    return max(call.end, call.start + 1)
 
 
 def _inside_fence(text: str, pos: int) -> bool:
     return text.count("```", 0, pos) % 2 == 1
 
 
-def _action_line(text: str, m: re.Match) -> RawCall:
+def _action_line(text: str, m: re.Match, known: set[str]) -> RawCall:
     call = RawCall(name=m.group(1), start=m.start())
     rest = text[m.end():]
     if rest.startswith("("):
@@ -120,18 +125,25 @@ def _action_line(text: str, m: re.Match) -> RawCall:
             rest = src[consumed:] if obj is not None else ""
         else:
             rest = after
-    call.body = _body(rest)
+    call.body = _body(rest, known)
+    call.end = len(text) - len(rest) + _next_action(rest, known)
     return call
 
 
-def _body(rest: str) -> str | None:
-    """The block after the action: a fenced block's inside, or raw SEARCH/REPLACE text."""
-    nxt = ACTION_LINE.search(rest)
-    if nxt:
-        rest = rest[:nxt.start()]
+def _body(rest: str, known: set[str]) -> str | None:
+    """The block after the action, up to the next action: a fenced block's inside, or raw SEARCH/REPLACE text."""
+    rest = rest[:_next_action(rest, known)]
     if "<<<<<<<" in rest or ">>>>>>>" in rest:
         return rest.strip("\n").removeprefix("```").strip("\n") if "```" not in rest else _fence_inside(rest)
     return _fence_inside(rest)
+
+
+def _next_action(rest: str, known: set[str]) -> int:
+    """Where the next action starts (outside code fences), or the end of the text."""
+    for m in NEXT_ACTION.finditer(rest):
+        if (m.group(1) is None or _norm(m.group(1)) in known) and not _inside_fence(rest, m.start()):
+            return m.start()
+    return len(rest)
 
 
 def _fence_inside(rest: str) -> str | None:
@@ -157,15 +169,16 @@ def _object_call(src: str, start: int, kind: str) -> RawCall | None:
     return RawCall(name=name, args=args, fixes=fixes, start=start)
 
 
-def _call_syntax(text: str, m: re.Match) -> RawCall | None:
+def _call_syntax(text: str, m: re.Match, known: set[str]) -> RawCall | None:
     open_at = m.start(2) - 1
     inner, consumed = _balanced(text[open_at:], "(", ")")
     if inner is None:
         return None
     fixes = [("parse.call_syntax", m.group(1))]
     args, positional = _call_args(inner, fixes)
-    body = _body(text[open_at + consumed:])
-    return RawCall(name=m.group(1), args=args, positional=positional, fixes=fixes, start=m.start(), body=body)
+    rest = text[open_at + consumed:]
+    return RawCall(name=m.group(1), args=args, positional=positional, fixes=fixes, start=m.start(),
+                   body=_body(rest, known), end=open_at + consumed + _next_action(rest, known))
 
 
 def _call_args(inner: str, fixes: list) -> tuple[dict, list]:

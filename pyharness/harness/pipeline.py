@@ -2,6 +2,7 @@
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pydantic import ValidationError
@@ -13,7 +14,7 @@ from pyharness.harness.parse import ACTION_LINE, FENCE, OPEN_FENCE, RawCall, cle
 from pyharness.harness.repair import repair, resolve_name
 
 LAYERS = ("parse", "repair", "validate", "loops", "steer", "context", "noise", "lint")
-STRICT_LINE = re.compile(r"^Action: ([a-z_]+) (\{.*\})[ \t]*$", re.M)
+STRICT_LINE = re.compile(r"^Action: ([a-z_]+) (\{.*\})[ \t]*$", re.MULTILINE)
 
 
 @dataclass
@@ -52,6 +53,8 @@ class Pipeline:
         self.actions = actions
         self.config = config
         self.default_write_path = default_write_path
+        self.suggest: Callable[[], str] | None = None
+        """Steer: picks the example shown when a reply has no action (the likely next action, not the first)."""
         self.pending_write: dict | None = None
         """A body-less write from the previous reply: its content may come as a bare code block now."""
 
@@ -148,5 +151,7 @@ class Pipeline:
         return names
 
     def _example(self) -> str:
+        if self.suggest is not None and self.config.on("steer"):
+            return self.suggest()
         first = next(iter(self.actions.values()))
         return first.example

@@ -22,7 +22,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "start": ("start_line", "line_start", "from_line", "first_line", "offset", "line"),
     "end": ("end_line", "line_end", "to_line", "last_line"),
 }
-PLACEHOLDERS = re.compile(r"^\s*(?:<[\w ]+>|#\s*the complete program|#\s*your code here|\.\.\.|NAME|ACTION)\s*$", re.I)
+PLACEHOLDERS = re.compile(r"^\s*(?:<[\w ]+>|#\s*the complete program|#\s*your code here|\.\.\.|NAME|ACTION)\s*$", re.IGNORECASE)
 
 
 def snake(key: str) -> str:

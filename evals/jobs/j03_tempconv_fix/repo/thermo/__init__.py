@@ -1,0 +1,1 @@
+"""Temperature conversions (thermo/convert.py) and station readings (thermo/readings.py)."""

@@ -1,0 +1,1 @@
+"""A small library: the book catalog (library/catalog.py) and loans (library/loans.py)."""

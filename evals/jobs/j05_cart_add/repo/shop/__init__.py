@@ -1,0 +1,1 @@
+"""A shopping cart (shop/cart.py) with coupon codes (shop/coupons.py)."""

@@ -1,0 +1,1 @@
+"""Date ranges (datespan/span.py) and parsing them from text (datespan/parse.py)."""

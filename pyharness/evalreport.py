@@ -1,0 +1,192 @@
+"""Eval reports: pass@1, pass^k, flip rate and Wilson intervals per (model, config); a rich table, summary.md, a chart."""
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.table import Table
+
+
+def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of a proportion (95% by default); (0, 1) when n is 0."""
+    if n == 0:
+        return 0.0, 1.0
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+@dataclass
+class ConfigSummary:
+    """The figures of one (model, config) over all its runs."""
+
+    model: str
+    config: str
+    tasks: int = 0
+    runs: int = 0
+    repeats: int = 0
+    """The most repeats any task has (the k of pass^k)."""
+    passed: int = 0
+    pass_at_1: float = 0.0
+    """Mean over tasks of the share of its repeats that pass (strict)."""
+    pass_lenient: float = 0.0
+    pass_hat_k: float = 0.0
+    """Share of tasks whose every repeat passes."""
+    flip_rate: float | None = None
+    """Share of tasks with 2+ repeats whose repeats disagree; None when no task was repeated."""
+    ci: tuple[float, float] = (0.0, 1.0)
+    """95% Wilson interval of the share of passing runs."""
+    mean_steps: float = 0.0
+    mean_tokens: float = 0.0
+    """Prompt + completion tokens per run."""
+    tokens_per_solved: float | None = None
+    """Prompt + completion tokens per passing run; None when nothing passed."""
+    mean_prompt: float = 0.0
+    mean_cached: float = 0.0
+    mean_completion: float = 0.0
+    mean_seconds: float = 0.0
+    timeouts: int = 0
+    errors: int = 0
+    interventions: dict[str, int] = field(default_factory=dict)
+
+
+def latest(records: list[dict]) -> list[dict]:
+    """One record per (task, model, config, repeat): the last one written."""
+    keep = {(r["task"], r["model"], r["config"], r["repeat"]): r for r in records}
+    return list(keep.values())
+
+
+def summarise(records: list[dict]) -> list[ConfigSummary]:
+    """One summary per (model, config), in the order they first appear."""
+    groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for record in latest(records):
+        groups[(record["model"], record["config"])].append(record)
+    return [_summary(model, config, runs) for (model, config), runs in groups.items()]
+
+
+def _summary(model: str, config: str, runs: list[dict]) -> ConfigSummary:
+    by_task: dict[str, list[dict]] = defaultdict(list)
+    for run in runs:
+        by_task[run["task"]].append(run)
+    strict = [[bool(r["pass_strict"]) for r in rs] for rs in by_task.values()]
+    repeated = [s for s in strict if len(s) > 1]
+    solved = [r for r in runs if r["pass_strict"]]
+    passed = len(solved)
+    interventions: dict[str, int] = defaultdict(int)
+    for run in runs:
+        for kind, count in run.get("interventions", {}).items():
+            interventions[kind] += count
+    n = len(runs)
+    return ConfigSummary(
+        model=model, config=config, tasks=len(by_task), runs=n, repeats=max(len(s) for s in strict), passed=passed,
+        pass_at_1=sum(sum(s) / len(s) for s in strict) / len(strict),
+        pass_lenient=sum(sum(bool(r["pass_lenient"]) for r in rs) / len(rs) for rs in by_task.values()) / len(strict),
+        pass_hat_k=sum(all(s) for s in strict) / len(strict),
+        flip_rate=sum(len(set(s)) > 1 for s in repeated) / len(repeated) if repeated else None,
+        ci=wilson(passed, n), mean_steps=_mean(runs, "steps"), mean_tokens=_mean(runs, "prompt_tokens", "completion_tokens"),
+        tokens_per_solved=_mean(solved, "prompt_tokens", "completion_tokens") if solved else None,
+        mean_prompt=_mean(runs, "prompt_tokens"), mean_cached=_mean(runs, "cached_tokens"),
+        mean_completion=_mean(runs, "completion_tokens"), mean_seconds=_mean(runs, "wall_seconds"),
+        timeouts=sum(bool(r.get("timed_out")) for r in runs), errors=sum(r.get("outcome") == "error" for r in runs),
+        interventions=dict(sorted(interventions.items(), key=lambda kv: (-kv[1], kv[0]))))
+
+
+def _mean(runs: list[dict], *keys: str) -> float:
+    return sum(sum(r.get(k, 0) or 0 for k in keys) for r in runs) / len(runs) if runs else 0.0
+
+
+COLUMNS = ("model", "config", "tasks", "runs", "pass@1", "95% CI", "lenient", "pass^k", "flip", "steps",
+           "tokens/run", "tokens/solved", "cached", "seconds", "timeouts", "errors")
+
+
+def rows(summaries: list[ConfigSummary]) -> list[list[str]]:
+    """The table's cells, as text (shared by the rich table and summary.md)."""
+    out = []
+    for s in summaries:
+        out.append([s.model, s.config, str(s.tasks), str(s.runs), f"{s.pass_at_1:.1%}",
+                    f"{s.ci[0]:.0%}–{s.ci[1]:.0%}", f"{s.pass_lenient:.1%}", f"{s.pass_hat_k:.1%} (k={s.repeats})",
+                    "–" if s.flip_rate is None else f"{s.flip_rate:.1%}", f"{s.mean_steps:.1f}",
+                    f"{s.mean_tokens:.0f}", "–" if s.tokens_per_solved is None else f"{s.tokens_per_solved:.0f}",
+                    f"{s.mean_cached:.0f}", f"{s.mean_seconds:.1f}", str(s.timeouts), str(s.errors)])
+    return out
+
+
+def summary_table(summaries: list[ConfigSummary], title: str) -> Table:
+    """A rich table, one row per (model, config)."""
+    table = Table(title=title)
+    for column in COLUMNS:
+        table.add_column(column, justify="left" if column in ("model", "config") else "right")
+    for row in rows(summaries):
+        table.add_row(*row)
+    return table
+
+
+def intervention_lines(summaries: list[ConfigSummary]) -> list[str]:
+    """One line per (model, config) listing harness interventions by kind."""
+    lines = []
+    for s in summaries:
+        kinds = ", ".join(f"{k} {n}" for k, n in s.interventions.items()) or "none"
+        lines.append(f"{s.model} / {s.config}: {kinds}")
+    return lines
+
+
+def write_summary_md(path: Path, summaries: list[ConfigSummary], records: list[dict], title: str,
+                     notes: list[str] = ()) -> None:
+    """summary.md: the table, the interventions, a task-by-configuration grid and notes."""
+    runs = latest(records)
+    lines = [f"# {title}", "", "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows(summaries)]
+    lines += ["", "pass@1: mean over tasks of the share of repeats whose stdout matched byte for byte (jobs: the "
+              "job's own check); lenient: trailing spaces and blank lines ignored; pass^k: every repeat passed; "
+              "flip: repeats disagree; 95% CI: Wilson interval over runs; tokens: prompt + completion; "
+              "cached: prompt tokens per run read from the prefix cache.", "", "## Harness interventions", ""]
+    lines += [f"- {line}" for line in intervention_lines(summaries)]
+    columns = [(s.model, s.config) for s in summaries]
+    grid: dict[str, dict[tuple[str, str], list[bool]]] = defaultdict(lambda: defaultdict(list))
+    for run in sorted(runs, key=lambda r: r.get("order", 0)):
+        grid[run["task"]][(run["model"], run["config"])].append(bool(run["pass_strict"]))
+    lines += ["", "## Tasks (strict passes / repeats)", "",
+              "| task | " + " | ".join(f"{m} {c}" for m, c in columns) + " |", "|---|" + "---|" * len(columns)]
+    for task in sorted(grid):
+        cells = [f"{sum(grid[task][col])}/{len(grid[task][col])}" if grid[task][col] else "" for col in columns]
+        lines.append(f"| {task} | " + " | ".join(cells) + " |")
+    if notes:
+        lines += ["", "## Notes", ""] + [f"- {note}" for note in notes]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def write_chart(path: Path, summaries: list[ConfigSummary], title: str) -> str:
+    """chart.png: pass@1 (with its Wilson interval) against mean tokens per run; returns a note."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "chart skipped: matplotlib is not installed (pip install matplotlib)"
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for s in summaries:
+        low, high = s.ci
+        ax.errorbar([s.mean_tokens], [s.pass_at_1], yerr=[[max(0.0, s.pass_at_1 - low)], [max(0.0, high - s.pass_at_1)]],
+                    fmt="o", capsize=4)
+        ax.annotate(f"{s.model}\n{s.config}", (s.mean_tokens, s.pass_at_1), textcoords="offset points",
+                    xytext=(6, 4), fontsize=8)
+    ax.set_xlabel("mean tokens per run (prompt + completion)")
+    ax.set_ylabel("pass@1 (strict), 95% Wilson interval")
+    ax.set_ylim(-0.05, 1.05)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return f"chart: {path}"
+
+
+def write_reports(out: Path, records: list[dict], title: str, notes: list[str] = ()) -> tuple[list[ConfigSummary], str]:
+    """summary.md and chart.png under OUT; returns the summaries and the chart's note."""
+    summaries = summarise(records)
+    write_summary_md(out / "summary.md", summaries, records, title, notes)
+    return summaries, write_chart(out / "chart.png", summaries, title) if summaries else "chart skipped: no results"

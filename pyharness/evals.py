@@ -1,0 +1,314 @@
+"""`ph eval`: run a suite's tasks for each model x configuration x repeat, interleaved, one JSON line per run."""
+
+import json
+import re
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from pyharness.agent import AgentConfig, RunResult
+from pyharness.errors import ModelError, UserError
+from pyharness.evalsuites import JobTask, StdoutTask, Task, score_source
+from pyharness.harness.pipeline import HarnessConfig
+from pyharness.models.base import Model
+
+AXES = {"harness": ("on", "off"), "protocol": ("text", "tools")}
+EXAMPLE_TEST = '''"""The task's example: main.py must print exactly the expected output (checked byte for byte)."""
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+STDIN = {stdin!r}
+EXPECTED = {stdout!r}
+DRIVER = {driver!r}
+TIME_LIMIT = {time_limit!r}
+
+
+def test_example():
+    main = ROOT / "main.py"
+    assert main.exists(), "main.py does not exist yet: write the whole program to main.py"
+    with tempfile.TemporaryDirectory() as tmp:
+        program = Path(tmp) / "main.py"
+        program.write_text(main.read_text(encoding="utf-8") + DRIVER, encoding="utf-8")
+        env = {{**os.environ, "PYTHONIOENCODING": "utf-8", "PYTHONPATH": str(ROOT)}}
+        try:
+            proc = subprocess.run([sys.executable, str(program)], input=STDIN.encode("utf-8"), capture_output=True,
+                                  timeout=TIME_LIMIT, cwd=ROOT, env=env)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"main.py did not finish within {{TIME_LIMIT}} s on the example input") from None
+    got = proc.stdout.decode("utf-8", errors="replace")
+    errors = proc.stderr.decode("utf-8", errors="replace")[-2000:]
+    assert proc.returncode == 0, f"main.py exited with code {{proc.returncode}}:\\n{{errors}}"
+    assert got == EXPECTED, (f"wrong output on the example input {{STDIN!r}}\\n"
+                             f"expected: {{EXPECTED!r}}\\ngot:      {{got!r}}")
+'''
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    """One configuration under comparison; its name (e.g. 'harness=off') labels its results."""
+
+    name: str
+    harness: str = "on"
+    protocol: str = "text"
+
+
+def parse_configs(specs: list[str] | None) -> list[EvalConfig]:
+    """Configurations from `harness=on,off` style specs (axes multiply); protocol=tools is refused for now."""
+    chosen: dict[str, list[str]] = {}
+    for part in re.split(r"[\s;]+", " ".join(specs or []).strip()):
+        if not part:
+            continue
+        key, sep, values = part.partition("=")
+        if not sep or key not in AXES:
+            raise UserError(f"--configs takes AXIS=VALUE,VALUE with AXIS one of {', '.join(AXES)}; got {part!r}")
+        wanted = [v.strip() for v in values.split(",") if v.strip()]
+        bad = [v for v in wanted if v not in AXES[key]]
+        if bad or not wanted:
+            raise UserError(f"{key} takes {', '.join(AXES[key])}; got {values!r}")
+        chosen[key] = list(dict.fromkeys(chosen.get(key, []) + wanted))
+    if "tools" in chosen.get("protocol", []):
+        raise UserError("protocol=tools is not implemented yet")
+    configs = [EvalConfig("", "on", "text")]
+    for key, values in (chosen or {"harness": ["on"]}).items():
+        configs = [EvalConfig(f"{c.name} {key}={v}".strip(), **{**_fields(c), key: v}) for c in configs for v in values]
+    return configs
+
+
+def _fields(config: EvalConfig) -> dict:
+    return {"harness": config.harness, "protocol": config.protocol}
+
+
+@dataclass
+class EvalPlan:
+    """What to run: tasks x repeats x models x configurations, and the budgets of each run."""
+
+    suite: str
+    tasks: list[Task]
+    models: list[str]
+    configs: list[EvalConfig]
+    repeats: int = 1
+    agent: AgentConfig = field(default_factory=AgentConfig)
+    test_timeout: float = 60.0
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run of the plan; `order` is its place in the interleaved sequence."""
+
+    order: int
+    task: Task
+    model: str
+    config: EvalConfig
+    repeat: int
+
+    @property
+    def key(self) -> tuple:
+        """What identifies the run in results.jsonl (and makes a rerun skip it)."""
+        return (self.task.id, self.model, self.config.name, self.repeat)
+
+
+def interleave(plan: EvalPlan) -> list[RunSpec]:
+    """For each task, for each repeat, for each (model, config): drift in machine speed hits all alike."""
+    runs = []
+    for task in plan.tasks:
+        for repeat in range(plan.repeats):
+            for model in plan.models:
+                for config in plan.configs:
+                    runs.append(RunSpec(len(runs), task, model, config, repeat))
+    return runs
+
+
+def read_results(path: Path) -> tuple[list[dict], list[str]]:
+    """The records of a results.jsonl, plus a note for each line that is not a record (e.g. cut by a kill)."""
+    if not path.exists():
+        return [], []
+    records, problems = [], []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        try:
+            record = json.loads(line) if line.strip() else None
+        except json.JSONDecodeError:
+            record = None
+        if isinstance(record, dict) and "task" in record:
+            records.append(record)
+        elif line.strip():
+            problems.append(f"{path}:{n} is not a result record; ignored (that run will be done again)")
+    return records, problems
+
+
+def record_key(record: dict) -> tuple:
+    """The (task, model, config, repeat) a record belongs to."""
+    return (record["task"], record["model"], record["config"], record["repeat"])
+
+
+class Models:
+    """Hands each run its model: a fresh scripted model per run (replies from the start), others loaded once."""
+
+    def __init__(self, specs: list[str], resolve: Callable[[str], Model] | None = None):
+        from pyharness.models.resolve import resolve_model
+
+        self.resolve = resolve or resolve_model
+        self.loaded = {spec: self.resolve(spec) for spec in specs if not spec.startswith("scripted:")}
+
+    def for_run(self, spec: str, task_id: str) -> Model:
+        """The model for one run; `scripted:DIR` reads DIR/<task id>.json."""
+        if spec in self.loaded:
+            return self.loaded[spec]
+        folder = Path(spec.partition(":")[2])
+        if folder.is_dir():
+            path = folder / f"{task_id}.json"
+            if not path.is_file():
+                raise ModelError(f"no scripted replies for task {task_id} in {folder} (expected {path.name})")
+            return self.resolve(f"scripted:{path}")
+        return self.resolve(spec)
+
+    @property
+    def in_process(self) -> bool:
+        """True when a model runs inside this process (llama.cpp): one thread only."""
+        return any(spec.startswith("llamacpp") for spec in self.loaded)
+
+
+def run_eval(plan: EvalPlan, out: Path, models: Models, *, workers: int = 1, retry_errors: bool = False,
+             on_result: Callable[[dict, int, int], None] = lambda record, done, total: None) -> list[dict]:
+    """Run every planned run not yet in OUT/results.jsonl; each record is appended as soon as its run ends."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "transcripts").mkdir(exist_ok=True)
+    results = out / "results.jsonl"
+    previous, _ = read_results(results)
+    latest = {record_key(r): r for r in previous}
+    done = {k for k, r in latest.items() if not (retry_errors and r.get("outcome") == "error")}
+    todo = [run for run in interleave(plan) if run.key not in done]
+    by_task: dict[str, list[RunSpec]] = {}
+    for run in todo:
+        by_task.setdefault(run.task.id, []).append(run)
+    lock, new = threading.Lock(), []
+
+    def work(runs: list[RunSpec]) -> None:
+        for run in runs:
+            record = run_one(plan, run, models, out)
+            with lock:
+                with results.open("a", encoding="utf-8") as f:
+                    f.write(json.dumps(record, ensure_ascii=False) + "\n")
+                new.append(record)
+                on_result(record, len(new), len(todo))
+
+    if workers <= 1:
+        for runs in by_task.values():
+            work(runs)
+    else:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            for future in [pool.submit(work, runs) for runs in by_task.values()]:
+                future.result()
+    return new
+
+
+def run_one(plan: EvalPlan, run: RunSpec, models: Models, out: Path) -> dict:
+    """Set up a fresh repo for one run, run the job, score it independently, copy its transcript."""
+    from pyharness.session import run_job
+
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="ph-eval-") as tmp:
+        repo = Path(tmp) / "repo"
+        task = run.task
+        if isinstance(task, StdoutTask):
+            make_stdout_repo(repo, task)
+            mode, message, write_path = "stdout", task_message(task), "main.py"
+        else:
+            from pyharness.demo import make_repo
+
+            make_repo(repo, task.job, root=task.root, source=task.source)
+            mode, message, write_path = task.job["mode"], task.job["task"], None
+        try:
+            result = run_job(repo, mode, message, models.for_run(run.model, task.id),
+                             harness=HarnessConfig.parse_spec(run.config.harness), config=plan.agent,
+                             default_write_path=write_path, test_timeout=plan.test_timeout)
+        except ModelError as err:
+            result = _errored(repo, str(err))
+        strict, lenient, note = _score(task, repo, result)
+        transcript = _keep_transcript(result.transcript, out, run)
+    timed_out = result.outcome == "stopped" and result.seconds >= plan.agent.max_seconds
+    return {"suite": plan.suite, "task": task.id, "model": run.model, "config": run.config.name,
+            "repeat": run.repeat, "order": run.order, "pass_strict": strict, "pass_lenient": lenient,
+            "steps": result.steps, "prompt_tokens": result.prompt_tokens, "cached_tokens": result.cached_tokens,
+            "completion_tokens": result.completion_tokens, "seconds": result.seconds,
+            "wall_seconds": round(time.monotonic() - started, 2), "timed_out": timed_out, "outcome": result.outcome,
+            "reason": result.reason, "note": note, "interventions": dict(sorted(result.interventions.items())),
+            "transcript": transcript, "finished": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+
+
+def make_stdout_repo(repo: Path, task: StdoutTask) -> Path:
+    """A fresh git repo holding only tests/test_example.py, the visible example as a pytest test."""
+    (repo / "tests").mkdir(parents=True)
+    (repo / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    (repo / "tests" / "test_example.py").write_text(EXAMPLE_TEST.format(
+        stdin=task.example.stdin, stdout=task.example.stdout, driver=task.example.driver,
+        time_limit=task.time_limit), encoding="utf-8")
+    for args in (["init", "-q"], ["add", "-A"],
+                 ["-c", "user.name=ph eval", "-c", "user.email=eval@localhost", "commit", "-q", "-m", "eval task"]):
+        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, timeout=30)
+    return repo
+
+
+def task_message(task: StdoutTask) -> str:
+    """The first message of a stdout run: the prompt, the example, and where the program goes."""
+    if task.entry_point:
+        return (f"Write this Python function in main.py, complete, with the imports it needs:\n\n```python\n"
+                f"{task.prompt.strip()}\n```\n\nmain.py must only define it: do not read input and do not print. "
+                f"When it is tested, lines that call it are appended to main.py; for example\n"
+                f"{task.example.driver.strip().splitlines()[-1]}\nmust print exactly:\n{task.example.stdout}\n"
+                "Use run_tests to check it on the example.")
+    return (f"{task.prompt.strip()}\n\nExample input:\n```\n{task.example.stdin}```\n"
+            f"Example output:\n```\n{task.example.stdout}```\n\n"
+            "Write the whole program to main.py; it reads standard input and prints to standard output. "
+            "Use run_tests to check it on the example.")
+
+
+def _score(task: Task, repo: Path, result: RunResult) -> tuple[bool, bool, str]:
+    if isinstance(task, JobTask):
+        from pyharness.demo import check
+
+        ok, note = check(task.job, repo, result, root=task.root)
+        return ok, ok, note
+    main = repo / "main.py"
+    if not main.is_file():
+        return False, False, "no main.py was written"
+    score = score_source(task, main.read_text(encoding="utf-8", errors="replace"), cwd=repo)
+    return score.strict, score.lenient, score.note or f"all {score.cases} cases match"
+
+
+def _errored(repo: Path, reason: str) -> RunResult:
+    """A RunResult for a run a model error cut short, with what its transcript recorded so far."""
+    from pyharness.transcript import latest_runs, read_transcript
+
+    result = RunResult(outcome="error", reason=reason)
+    runs = latest_runs(repo, 1)
+    if runs:
+        result.transcript = str(runs[0])
+        for record in read_transcript(runs[0]):
+            if record["event"] == "turn":
+                result.steps += 1
+                for kind in ("prompt_tokens", "cached_tokens", "completion_tokens"):
+                    setattr(result, kind, getattr(result, kind) + record.get(kind, 0))
+                for item in record.get("interventions", []):
+                    result.interventions[item["kind"]] = result.interventions.get(item["kind"], 0) + 1
+    return result
+
+
+def _keep_transcript(path: str, out: Path, run: RunSpec) -> str:
+    if not path or not Path(path).is_file():
+        return ""
+    slug = re.sub(r"[^A-Za-z0-9.=_-]+", "_", f"{run.task.id}__{run.model}__{run.config.name}__r{run.repeat}")
+    dest = out / "transcripts" / f"{slug}.jsonl"
+    shutil.copyfile(path, dest)
+    return dest.relative_to(out).as_posix()

