@@ -1,5 +1,7 @@
 """write: create a file with the given content (an existing file only if it is short; otherwise use edit)."""
 
+import ast
+
 from pydantic import BaseModel, Field
 
 from actions.base import Action, Context, Observation
@@ -29,12 +31,33 @@ def run(args: Args, ctx: Context) -> Observation:
         problem = check_change(args.path, old, args.content)
         if problem:
             raise ActionError(f"write {args.path} refused, the content does not parse:\n{problem}")
+        lost = lost_definitions(args.path, old, args.content)
+        if lost:
+            raise ActionError(f"write {args.path} refused: it would delete {', '.join(lost)}; use edit to change "
+                              "part of the file")
     rel, _ = ws.write_text(args.path, args.content)
     verb = "Rewrote" if old is not None else "Created"
     return Observation(f"{verb} {rel} ({args.content.count(chr(10)) + 1} lines).", data={"changed": rel})
 
 
+def lost_definitions(path: str, old: str | None, new: str) -> list[str]:
+    """Top-level functions and classes an overwrite of a Python file would remove."""
+    if old is None or not path.endswith(".py"):
+        return []
+
+    def names(source: str) -> list[str]:
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            return []
+        return [n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)]
+
+    kept = set(names(new))
+    return [name for name in names(old) if name not in kept]
+
+
 ACTION = Action(
     name="write", args=Args, run=run, description=__doc__.strip(), body_arg="content",
-    example='Action: write {"path": "main.py"}\n```python\nimport sys\n\nprint(sys.stdin.read().strip().upper())\n```',
+    example=('Action: write {"path": "shop/report.py"}\n```python\ndef format_total(total: float) -> str:\n'
+             '    return f"Total: {total:.2f}"\n```'),
     aliases=("write_file", "create", "create_file", "save", "save_file", "new_file", "overwrite", "writefile"))

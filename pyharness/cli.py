@@ -202,11 +202,13 @@ def eval_(suite: Annotated[str, typer.Argument(help="stdout, humaneval, jobs, or
 
         def show(record: dict, done: int, total: int) -> None:
             mark = "[green]pass[/green]" if record["pass_strict"] else \
-                ("[yellow]lenient[/yellow]" if record["pass_lenient"] else "[red]fail[/red]")
+                ("[yellow]lenient only[/yellow]" if record["pass_lenient"] else "[red]fail[/red]")
+            who = f"{record['model']} " if len(model) > 1 else ""
             tokens = record["prompt_tokens"] + record["completion_tokens"]
-            console.print(f"[{done}/{total}] {record['task']} {record['model']} {record['config']} r{record['repeat']} "
-                          f"{mark} {record['steps']} steps {tokens} tok {record['wall_seconds']:.0f} s "
-                          f"[dim]{record['note'][:70]}[/dim]", highlight=False)
+            note = "" if record["pass_strict"] else f"\n    [dim]{record['outcome']}: {record['note'][:100]}[/dim]"
+            console.print(f"[{done}/{total}] {record['task']} {who}{record['config']} r{record['repeat']}: {mark} "
+                          f"({record['steps']} steps, {tokens} tokens, {record['wall_seconds']:.0f} s){note}",
+                          highlight=False)
 
         run_eval(plan, folder, models, workers=workers, retry_errors=retry_errors, on_result=show)
     except (ModelError, UserError, ValueError) as error:

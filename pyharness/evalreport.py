@@ -98,6 +98,10 @@ def _mean(runs: list[dict], *keys: str) -> float:
     return sum(sum(r.get(k, 0) or 0 for k in keys) for r in runs) / len(runs) if runs else 0.0
 
 
+LEGEND = ("pass@1: mean over tasks of the share of repeats whose stdout matched byte for byte (jobs: the job's own "
+          "check); lenient: trailing spaces and blank lines ignored; pass^k: every repeat passed; flip: share of "
+          "repeated tasks whose repeats disagree; 95% CI: Wilson interval over runs; tokens: prompt + completion; "
+          "cached: prompt tokens per run read from the prefix cache; seconds: wall time per run.")
 COLUMNS = ("model", "config", "tasks", "runs", "pass@1", "95% CI", "lenient", "pass^k", "flip", "steps",
            "tokens/run", "tokens/solved", "cached", "seconds", "timeouts", "errors")
 
@@ -115,12 +119,14 @@ def rows(summaries: list[ConfigSummary]) -> list[list[str]]:
 
 
 def summary_table(summaries: list[ConfigSummary], title: str) -> Table:
-    """A rich table, one row per (model, config)."""
+    """A rich table with one column per (model, config) and one row per figure (narrow enough for a terminal)."""
     table = Table(title=title)
-    for column in COLUMNS:
-        table.add_column(column, justify="left" if column in ("model", "config") else "right")
-    for row in rows(summaries):
-        table.add_row(*row)
+    table.add_column("")
+    for s in summaries:
+        table.add_column(f"{s.model}\n{s.config}", justify="right")
+    cells = rows(summaries)
+    for n, name in enumerate(COLUMNS[2:], 2):
+        table.add_row(name, *(row[n] for row in cells))
     return table
 
 
@@ -139,10 +145,7 @@ def write_summary_md(path: Path, summaries: list[ConfigSummary], records: list[d
     runs = latest(records)
     lines = [f"# {title}", "", "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     lines += ["| " + " | ".join(row) + " |" for row in rows(summaries)]
-    lines += ["", "pass@1: mean over tasks of the share of repeats whose stdout matched byte for byte (jobs: the "
-              "job's own check); lenient: trailing spaces and blank lines ignored; pass^k: every repeat passed; "
-              "flip: repeats disagree; 95% CI: Wilson interval over runs; tokens: prompt + completion; "
-              "cached: prompt tokens per run read from the prefix cache.", "", "## Harness interventions", ""]
+    lines += ["", LEGEND, "", "## Harness interventions", ""]
     lines += [f"- {line}" for line in intervention_lines(summaries)]
     columns = [(s.model, s.config) for s in summaries]
     grid: dict[str, dict[tuple[str, str], list[bool]]] = defaultdict(lambda: defaultdict(list))
@@ -177,6 +180,7 @@ def write_chart(path: Path, summaries: list[ConfigSummary], title: str) -> str:
     ax.set_xlabel("mean tokens per run (prompt + completion)")
     ax.set_ylabel("pass@1 (strict), 95% Wilson interval")
     ax.set_ylim(-0.05, 1.05)
+    ax.set_xlim(0, max(s.mean_tokens for s in summaries) * 1.4 or 1)
     ax.set_title(title)
     ax.grid(alpha=0.3)
     fig.tight_layout()

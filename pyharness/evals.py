@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from pyharness.agent import AgentConfig, RunResult
@@ -244,7 +244,7 @@ def run_one(plan: EvalPlan, run: RunSpec, models: Models, out: Path) -> dict:
             "completion_tokens": result.completion_tokens, "seconds": result.seconds,
             "wall_seconds": round(time.monotonic() - started, 2), "timed_out": timed_out, "outcome": result.outcome,
             "reason": result.reason, "note": note, "interventions": dict(sorted(result.interventions.items())),
-            "transcript": transcript, "finished": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+            "transcript": transcript, "finished": datetime.now(UTC).isoformat(timespec="seconds")}
 
 
 def make_stdout_repo(repo: Path, task: StdoutTask) -> Path:
@@ -288,21 +288,13 @@ def _score(task: Task, repo: Path, result: RunResult) -> tuple[bool, bool, str]:
 
 
 def _errored(repo: Path, reason: str) -> RunResult:
-    """A RunResult for a run a model error cut short, with what its transcript recorded so far."""
+    """A RunResult for a run a model error cut short: the figures its transcript's end record holds."""
     from pyharness.transcript import latest_runs, read_transcript
 
-    result = RunResult(outcome="error", reason=reason)
     runs = latest_runs(repo, 1)
-    if runs:
-        result.transcript = str(runs[0])
-        for record in read_transcript(runs[0]):
-            if record["event"] == "turn":
-                result.steps += 1
-                for kind in ("prompt_tokens", "cached_tokens", "completion_tokens"):
-                    setattr(result, kind, getattr(result, kind) + record.get(kind, 0))
-                for item in record.get("interventions", []):
-                    result.interventions[item["kind"]] = result.interventions.get(item["kind"], 0) + 1
-    return result
+    ends = [r for r in read_transcript(runs[0]) if r["event"] == "end"] if runs else []
+    known = {k: v for k, v in (ends[-1] if ends else {}).items() if k in RunResult.__dataclass_fields__}
+    return RunResult(**{**known, "outcome": "error", "reason": reason})
 
 
 def _keep_transcript(path: str, out: Path, run: RunSpec) -> str:

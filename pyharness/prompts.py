@@ -29,13 +29,18 @@ MODE_RULES = {
               "then done.",
 }
 
+MODE_EXAMPLES = {
+    "stdout": {"write": 'Action: write {"path": "main.py"}\n```python\nimport sys\n\nfor line in sys.stdin:\n'
+                        '    print(line.strip().upper())\n```'},
+}
+
 
 def system_prompt(mode: str, actions: dict[str, Action]) -> str:
     """The system prompt of a mode: what each allowed action does, with a literal example of each."""
     blocks = []
     for action in actions.values():
-        name, _, what = action.description.partition(":")
-        blocks.append(f"* {name} —{what}\n{action.example}\n")
+        example = MODE_EXAMPLES.get(mode, {}).get(action.name, action.example)
+        blocks.append(f"{action.description}\n{example}\n")
     return SYSTEM.format(actions="\n".join(blocks), rules=MODE_RULES.get(mode, ""))
 
 
