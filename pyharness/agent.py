@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from actions.base import Action, Context, Observation
 from pyharness.errors import ActionError, Done, FormatError, LimitsExceeded, StopRun
 from pyharness.harness.call import ActionCall, Intervention
+from pyharness.harness.confidence import THRESHOLD, Confidence
 from pyharness.harness.context import ContextGuard
 from pyharness.harness.loops import LoopDetector
 from pyharness.harness.noise import truncate
@@ -59,11 +60,13 @@ class Agent:
 
     def __init__(self, model: Model, job: Job, ctx: Context, actions: dict[str, Action], *,
                  config: AgentConfig | None = None, harness: HarnessConfig | None = None,
-                 emit: Callable[..., None] = lambda kind, **data: None, default_write_path: str | None = None):
+                 emit: Callable[..., None] = lambda kind, **data: None, default_write_path: str | None = None,
+                 escalate: Model | None = None):
         self.model, self.job, self.ctx, self.emit = model, job, ctx, emit
         self.config = config or AgentConfig()
         self.harness = harness or HarnessConfig()
-        self.actions = {name: actions[name] for name in job.actions if name in actions}
+        self.actions = dict(actions)
+        """The actions this run offers (the mode's core set, plus ranked user actions)."""
         self.pipeline = Pipeline(self.actions, self.harness, default_write_path=default_write_path)
         self.pipeline.suggest = self._suggest
         self.loops = LoopDetector()
@@ -72,6 +75,9 @@ class Agent:
         self.messages: list[dict] = []
         self.result = RunResult(outcome="stopped", reason="", transcript=str(self.transcript.path))
         self.format_errors = 0
+        self.escalate = escalate
+        self.confidence = Confidence()
+        self.confidence_last = 1.0
         self.looked: set[tuple[str, str]] = set()
         self.started = time.monotonic()
 
@@ -110,8 +116,7 @@ class Agent:
         reply = self.query()
         call, observation, hint = None, None, ""
         try:
-            calls = self.pipeline.process_all(reply.text, truncated=reply.finish_reason == "length")
-            call = self._choose(calls)
+            reply, call = self._understand(reply)
             self.format_errors = 0
             observation = self.act(call)
         except Done as end:
@@ -138,6 +143,8 @@ class Agent:
                 self._count(f"loops.{verdict.kind}")
         if self.harness.on("context"):
             hint = " ".join(h for h in (hint, self.guard.pressure_hint(self.last_prompt)) if h)
+        if call is not None:
+            self.confidence.record(call.name, observation.ok)
         self._record(reply, call, observation)
         text = observation.text
         if self.harness.on("context"):
@@ -147,12 +154,37 @@ class Agent:
         if self.harness.on("context"):
             self.messages = self.guard.compact(self.messages, self.last_prompt)
 
-    def query(self) -> Reply:
-        """Ask the model for the next reply."""
+    def _understand(self, reply: Reply) -> tuple[Reply, ActionCall]:
+        """The reply's action after the harness; a low-confidence turn goes to the escalation model if set."""
+        truncated = reply.finish_reason == "length"
+        try:
+            call = self._choose(self.pipeline.process_all(reply.text, truncated=truncated))
+        except FormatError:
+            if self.escalate is None or not self.harness.on("confidence"):
+                raise
+            call = None
+        self.confidence_last = 0.0 if call is None else self.confidence.score(
+            call, truncated=truncated, format_errors=self.format_errors)
+        if self.escalate is not None and self.harness.on("confidence") and self.confidence_last < THRESHOLD:
+            second = self.query(self.escalate)
+            try:
+                better = self._choose(self.pipeline.process_all(second.text))
+            except FormatError:
+                if call is None:
+                    raise
+                return reply, call
+            better.interventions.append(Intervention("confidence.escalate", f"{self.confidence_last:.2f} -> "
+                                                                            f"{self.escalate.name}"))
+            return second, better
+        assert call is not None
+        return reply, call
+
+    def query(self, model: Model | None = None) -> Reply:
+        """Ask the model (or the escalation model) for the next reply."""
         options = ChatOptions(stop=STOP, max_tokens=self.config.max_tokens,
                               on_text=lambda piece: self.emit("token", text=piece))
         self.emit("thinking", step=self.result.steps)
-        reply = self.model.chat(self.messages, options)
+        reply = (model or self.model).chat(self.messages, options)
         self.result.prompt_tokens += reply.prompt_tokens
         self.result.cached_tokens += reply.cached_tokens
         self.result.completion_tokens += reply.completion_tokens
@@ -247,7 +279,7 @@ class Agent:
             completion_tokens=reply.completion_tokens,
             action=None if call is None else {"name": call.name, "args": call.args},
             interventions=[] if call is None else [vars(i) for i in call.interventions],
-            observation=observation.text, ok=observation.ok)
+            observation=observation.text, ok=observation.ok, confidence=self.confidence_last)
 
     def _count(self, kind: str) -> None:
         self.result.interventions[kind] = self.result.interventions.get(kind, 0) + 1

@@ -3,11 +3,12 @@
 from collections.abc import Callable
 from pathlib import Path
 
-from actions import registry
-from actions.base import Context
+from actions import CORE, registry
+from actions.base import Action, Context
 from pyharness.agent import Agent, AgentConfig, RunResult
 from pyharness.errors import UserError
 from pyharness.harness.pipeline import HarnessConfig
+from pyharness.harness.rank import choose
 from pyharness.jobs import MODE_ACTIONS, Job
 from pyharness.models.base import Model
 from pyharness.workspace import Workspace
@@ -23,16 +24,26 @@ def check_repo(repo: Path) -> Path:
     return path.resolve()
 
 
+def offered(job: Job, harness: HarnessConfig) -> dict[str, Action]:
+    """The mode's core actions plus user actions (entry points); with the rank layer, only the best few."""
+    every = registry()
+    core = [every[name] for name in job.actions]
+    extra = [a for name, a in every.items() if name not in CORE] if job.mode in ("fix", "add", "run") else []
+    chosen = choose(core, extra, job.task) if harness.on("rank") else core + extra
+    return {a.name: a for a in chosen}
+
+
 def run_job(repo: Path, mode: str, task: str, model: Model, *, tests: list[str] | None = None,
             harness: HarnessConfig | None = None, config: AgentConfig | None = None,
             emit: Callable[..., None] | None = None, default_write_path: str | None = None,
-            test_timeout: float = 60.0) -> RunResult:
+            test_timeout: float = 60.0, escalate: Model | None = None) -> RunResult:
     """Run one job to its end and return how it went (the transcript is under REPO/.ph/runs/)."""
     if mode not in MODE_ACTIONS:
         raise UserError(f"unknown mode {mode!r}")
     ws = Workspace(check_repo(repo), protect_tests=mode == "fix")
     ctx = Context(workspace=ws, test_timeout=test_timeout)
     job = Job(mode=mode, task=task, tests=list(tests or []))
-    agent = Agent(model, job, ctx, registry(), config=config, harness=harness, emit=emit or (lambda kind, **d: None),
-                  default_write_path=default_write_path)
+    harness = harness or HarnessConfig()
+    agent = Agent(model, job, ctx, offered(job, harness), config=config, harness=harness,
+                  emit=emit or (lambda kind, **d: None), default_write_path=default_write_path, escalate=escalate)
     return agent.run()

@@ -13,7 +13,7 @@ from pyharness.harness.call import ActionCall, Intervention
 from pyharness.harness.parse import ACTION_LINE, FENCE, OPEN_FENCE, RawCall, clean, find_calls
 from pyharness.harness.repair import repair, resolve_name
 
-LAYERS = ("parse", "repair", "validate", "loops", "steer", "context", "noise", "lint")
+LAYERS = ("parse", "repair", "validate", "loops", "steer", "context", "noise", "lint", "confidence", "rank")
 STRICT_LINE = re.compile(r"^Action: ([a-z_]+) (\{.*\})[ \t]*$", re.MULTILINE)
 
 

