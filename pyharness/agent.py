@@ -16,6 +16,7 @@ from pyharness.jobs import Job
 from pyharness.models.base import ChatOptions, Model, Reply
 from pyharness.prompts import system_prompt
 from pyharness.transcript import Transcript
+from pyharness.undo import UndoLog
 
 LOOKS = ("read", "list", "search")
 AUTO_DONE = ("fix", "add", "stdout")
@@ -72,6 +73,7 @@ class Agent:
         self.loops = LoopDetector()
         self.guard = ContextGuard(model.context_window)
         self.transcript = Transcript(ctx.workspace.root, job.mode)
+        ctx.workspace.undo = UndoLog(ctx.workspace.root, self.transcript.path.stem)
         self.messages: list[dict] = []
         self.result = RunResult(outcome="stopped", reason="", transcript=str(self.transcript.path))
         self.format_errors = 0

@@ -17,6 +17,8 @@ ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help="ollama:NAME
 HarnessOpt = Annotated[str, typer.Option("--harness", help="on, or off for the thin-wrapper baseline.")]
 LayersOpt = Annotated[str | None, typer.Option("--layers", help="Comma-separated harness layers to switch on.")]
 StepsOpt = Annotated[int, typer.Option("--max-steps", help="Model turns before the run stops.")]
+EscalateOpt = Annotated[str | None, typer.Option("--escalate-to", help="A second model for low-confidence turns, "
+                                                 "e.g. ollama:qwen2.5-coder:7b.")]
 StreamOpt = Annotated[bool, typer.Option("--stream/--no-stream", help="Show the model's text as it is written.")]
 
 
@@ -26,7 +28,7 @@ def _fail(message: str, code: int = 1) -> None:
 
 
 def _job(mode: str, task: str, repo: Path, model: str | None, harness: str, layers: str | None, max_steps: int,
-         stream: bool, tests: list[str] | None = None) -> None:
+         stream: bool, tests: list[str] | None = None, escalate: str | None = None) -> None:
     from pyharness.agent import AgentConfig
     from pyharness.console import RunView
     from pyharness.errors import ModelError, UserError
@@ -37,8 +39,9 @@ def _job(mode: str, task: str, repo: Path, model: str | None, harness: str, laye
     try:
         root = check_repo(repo)
         config = HarnessConfig.parse_spec(harness, layers)
+        second = resolve_model(escalate) if escalate else None
         result = run_job(root, mode, task, resolve_model(model), tests=tests, harness=config,
-                         config=AgentConfig(max_steps=max_steps), emit=RunView(stream=stream))
+                         config=AgentConfig(max_steps=max_steps), emit=RunView(stream=stream), escalate=second)
     except (ModelError, UserError, ValueError) as err:
         _fail(str(err))
         return
@@ -50,31 +53,34 @@ def _job(mode: str, task: str, repo: Path, model: str | None, harness: str, laye
 
 @app.command()
 def ask(question: str, repo: RepoOpt = Path("."), model: ModelOpt = None, harness: HarnessOpt = "on",
-        layers: LayersOpt = None, max_steps: StepsOpt = 12, stream: StreamOpt = False) -> None:
+        layers: LayersOpt = None, max_steps: StepsOpt = 12, stream: StreamOpt = False,
+        escalate_to: EscalateOpt = None) -> None:
     """Answer a question about the repo, citing path:line."""
-    _job("ask", question, repo, model, harness, layers, max_steps, stream)
+    _job("ask", question, repo, model, harness, layers, max_steps, stream, escalate=escalate_to)
 
 
 @app.command()
 def fix(tests: Annotated[list[str] | None, typer.Argument(help="Test files or node ids (default: all).")] = None,
         repo: RepoOpt = Path("."), model: ModelOpt = None, harness: HarnessOpt = "on", layers: LayersOpt = None,
-        max_steps: StepsOpt = 20, stream: StreamOpt = False) -> None:
+        max_steps: StepsOpt = 20, stream: StreamOpt = False, escalate_to: EscalateOpt = None) -> None:
     """Run the tests; if any fail, repair the code until they pass."""
-    _job("fix", "", repo, model, harness, layers, max_steps, stream, tests=tests)
+    _job("fix", "", repo, model, harness, layers, max_steps, stream, tests=tests, escalate=escalate_to)
 
 
 @app.command()
 def add(feature: str, repo: RepoOpt = Path("."), model: ModelOpt = None, harness: HarnessOpt = "on",
-        layers: LayersOpt = None, max_steps: StepsOpt = 20, stream: StreamOpt = False) -> None:
+        layers: LayersOpt = None, max_steps: StepsOpt = 20, stream: StreamOpt = False,
+        escalate_to: EscalateOpt = None) -> None:
     """Add a feature together with a test for it."""
-    _job("add", feature, repo, model, harness, layers, max_steps, stream)
+    _job("add", feature, repo, model, harness, layers, max_steps, stream, escalate=escalate_to)
 
 
 @app.command()
 def run(task: str, repo: RepoOpt = Path("."), model: ModelOpt = None, harness: HarnessOpt = "on",
-        layers: LayersOpt = None, max_steps: StepsOpt = 20, stream: StreamOpt = False) -> None:
+        layers: LayersOpt = None, max_steps: StepsOpt = 20, stream: StreamOpt = False,
+        escalate_to: EscalateOpt = None) -> None:
     """Any other change to the repo; done when the model says so and the suite is green."""
-    _job("run", task, repo, model, harness, layers, max_steps, stream)
+    _job("run", task, repo, model, harness, layers, max_steps, stream, escalate=escalate_to)
 
 
 @app.command()
@@ -139,6 +145,86 @@ def model_pull(pack: Annotated[str, typer.Argument(help="Pack name.")] = "qwen2.
     typer.echo(f"{pack}: verified, at {path}")
 
 
+@app.command()
+def undo(repo: RepoOpt = Path(".")) -> None:
+    """Put back the files the last run changed, exactly as they were before it."""
+    from pyharness.errors import UserError
+    from pyharness.session import check_repo
+    from pyharness.undo import undo_last
+
+    try:
+        for line in undo_last(check_repo(repo)):
+            typer.echo(line)
+    except UserError as err:
+        _fail(str(err))
+
+
+@app.command()
+def log(repo: RepoOpt = Path("."), limit: Annotated[int, typer.Option(help="How many runs.")] = 10) -> None:
+    """List the latest runs in the repo (newest first): outcome, steps, tokens, seconds."""
+    from pyharness.errors import UserError
+    from pyharness.session import check_repo
+    from pyharness.transcript import latest_runs, read_transcript
+
+    try:
+        runs = latest_runs(check_repo(repo), limit)
+    except UserError as err:
+        _fail(str(err))
+        return
+    if not runs:
+        typer.echo("no runs recorded yet")
+    for path in runs:
+        records = read_transcript(path)
+        end = next((r for r in reversed(records) if r["event"] == "end"), {})
+        tokens = end.get("prompt_tokens", 0) + end.get("completion_tokens", 0)
+        typer.echo(f"{path.stem}\t{end.get('outcome', 'unfinished')}\t{end.get('steps', '?')} steps\t{tokens} tokens"
+                   f"\t{end.get('seconds', '?')} s\t{end.get('reason', '')[:80]}")
+
+
+@app.command()
+def show(run_id: Annotated[str, typer.Argument(help="A run name from `ph log`, or a transcript path.")],
+         repo: RepoOpt = Path(".")) -> None:
+    """Show one run turn by turn: the model's reply, the action, the harness's fixes, the observation."""
+    from pyharness.transcript import read_transcript
+
+    path = Path(run_id) if run_id.endswith(".jsonl") else repo / ".ph" / "runs" / f"{run_id}.jsonl"
+    if not path.is_file():
+        _fail(f"no transcript {path}: see `ph log` for the runs of a repo")
+    for record in read_transcript(path):
+        if record["event"] == "start":
+            typer.echo(f"# {record['mode']} with {record['model']}: {record['task']}")
+        elif record["event"] == "turn":
+            fixes = ", ".join(i["kind"] for i in record["interventions"]) or "none"
+            typer.echo(f"\n## step {record['step']} ({record['seconds']} s, {record['prompt_tokens']} prompt tokens, "
+                       f"{record['cached_tokens']} cached)\n{record['reply']}\n-- action: {record['action']}; "
+                       f"harness: {fixes}\n{record['observation']}")
+        elif record["event"] == "end":
+            typer.echo(f"\n# {record['outcome']}: {record['reason']}")
+
+
+@app.command()
+def doctor() -> None:
+    """Check the set-up: Python, the test runner, llama-cpp-python, the embedded pack, Ollama."""
+    import importlib.util
+    import sys
+
+    from pyharness.models.ollama import OllamaModel
+    from pyharness.models.packs import DEFAULT_PACK, PACKS, is_present, pack_path
+
+    checks = [
+        ("python", sys.version_info >= (3, 11), sys.version.split()[0]),
+        ("pytest", importlib.util.find_spec("pytest") is not None, "runs the repo's tests"),
+        ("llama-cpp-python", importlib.util.find_spec("llama_cpp") is not None, "pip install 'py-harness[local]'"),
+        (f"pack {DEFAULT_PACK}", is_present(PACKS[DEFAULT_PACK]), str(pack_path(PACKS[DEFAULT_PACK]))),
+    ]
+    ollama = OllamaModel()
+    checks.append(("ollama", ollama.available(), f"{ollama.host}, model llama3.1:8b"))
+    for name, ok, note in checks:
+        typer.echo(f"{'ok ' if ok else 'no '} {name:<28} {note}")
+    if not (checks[3][1] or checks[4][1]):
+        _fail(f"no model: run `ph model pull {DEFAULT_PACK}` or start Ollama and `ollama pull llama3.1:8b`")
+
+
 @app.command("eval")
 def eval_(suite: Annotated[str, typer.Argument(help="stdout, humaneval, jobs, or a directory of task files.")],
           tasks: Annotated[str | None, typer.Option("--tasks", help="Glob on task ids (commas for several), "
@@ -163,11 +249,11 @@ def eval_(suite: Annotated[str, typer.Argument(help="stdout, humaneval, jobs, or
 
     from pyharness.agent import AgentConfig
     from pyharness.errors import ModelError, UserError
-    from pyharness.evalreport import intervention_lines, summary_table, write_reports
-    from pyharness.evals import EvalPlan, Models, parse_configs, read_results, run_eval
+    from pyharness.evalreport import intervention_lines, read_results, summary_table, write_reports
+    from pyharness.evals import EvalPlan, Models, parse_configs, run_eval
     from pyharness.evalsuites import check_task, load_suite, select
 
-    console, err = Console(), Console(stderr=True, highlight=False)
+    console, err = Console(soft_wrap=True), Console(stderr=True, highlight=False, soft_wrap=True)
     try:
         plan_configs = parse_configs(configs)
         loaded = load_suite(suite)

@@ -1,5 +1,6 @@
-"""Eval reports: pass@1, pass^k, flip rate and Wilson intervals per (model, config); a rich table, summary.md, a chart."""
+"""Eval reports from results.jsonl: pass@1, pass^k, flip rate, Wilson intervals; a table, summary.md, a chart."""
 
+import json
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -53,9 +54,31 @@ class ConfigSummary:
     interventions: dict[str, int] = field(default_factory=dict)
 
 
+def read_results(path: Path) -> tuple[list[dict], list[str]]:
+    """The records of a results.jsonl, plus a note for each line that is not a record (e.g. cut by a kill)."""
+    if not path.exists():
+        return [], []
+    records, problems = [], []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        try:
+            record = json.loads(line) if line.strip() else None
+        except json.JSONDecodeError:
+            record = None
+        if isinstance(record, dict) and "task" in record:
+            records.append(record)
+        elif line.strip():
+            problems.append(f"{path}:{n} is not a result record; ignored (that run will be done again)")
+    return records, problems
+
+
+def record_key(record: dict) -> tuple:
+    """The (task, model, config, repeat) a record belongs to."""
+    return (record["task"], record["model"], record["config"], record["repeat"])
+
+
 def latest(records: list[dict]) -> list[dict]:
     """One record per (task, model, config, repeat): the last one written."""
-    keep = {(r["task"], r["model"], r["config"], r["repeat"]): r for r in records}
+    keep = {record_key(r): r for r in records}
     return list(keep.values())
 
 
@@ -86,7 +109,8 @@ def _summary(model: str, config: str, runs: list[dict]) -> ConfigSummary:
         pass_lenient=sum(sum(bool(r["pass_lenient"]) for r in rs) / len(rs) for rs in by_task.values()) / len(strict),
         pass_hat_k=sum(all(s) for s in strict) / len(strict),
         flip_rate=sum(len(set(s)) > 1 for s in repeated) / len(repeated) if repeated else None,
-        ci=wilson(passed, n), mean_steps=_mean(runs, "steps"), mean_tokens=_mean(runs, "prompt_tokens", "completion_tokens"),
+        ci=wilson(passed, n), mean_steps=_mean(runs, "steps"),
+        mean_tokens=_mean(runs, "prompt_tokens", "completion_tokens"),
         tokens_per_solved=_mean(solved, "prompt_tokens", "completion_tokens") if solved else None,
         mean_prompt=_mean(runs, "prompt_tokens"), mean_cached=_mean(runs, "cached_tokens"),
         mean_completion=_mean(runs, "completion_tokens"), mean_seconds=_mean(runs, "wall_seconds"),
@@ -173,8 +197,8 @@ def write_chart(path: Path, summaries: list[ConfigSummary], title: str) -> str:
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for s in summaries:
         low, high = s.ci
-        ax.errorbar([s.mean_tokens], [s.pass_at_1], yerr=[[max(0.0, s.pass_at_1 - low)], [max(0.0, high - s.pass_at_1)]],
-                    fmt="o", capsize=4)
+        below, above = max(0.0, s.pass_at_1 - low), max(0.0, high - s.pass_at_1)
+        ax.errorbar([s.mean_tokens], [s.pass_at_1], yerr=[[below], [above]], fmt="o", capsize=4)
         ax.annotate(f"{s.model}\n{s.config}", (s.mean_tokens, s.pass_at_1), textcoords="offset points",
                     xytext=(6, 4), fontsize=8)
     ax.set_xlabel("mean tokens per run (prompt + completion)")

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from pyharness.agent import AgentConfig, RunResult
 from pyharness.errors import ModelError, UserError
+from pyharness.evalreport import read_results, record_key
 from pyharness.evalsuites import JobTask, StdoutTask, Task, score_source
 from pyharness.harness.pipeline import HarnessConfig
 from pyharness.models.base import Model
@@ -130,28 +131,6 @@ def interleave(plan: EvalPlan) -> list[RunSpec]:
     return runs
 
 
-def read_results(path: Path) -> tuple[list[dict], list[str]]:
-    """The records of a results.jsonl, plus a note for each line that is not a record (e.g. cut by a kill)."""
-    if not path.exists():
-        return [], []
-    records, problems = [], []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        try:
-            record = json.loads(line) if line.strip() else None
-        except json.JSONDecodeError:
-            record = None
-        if isinstance(record, dict) and "task" in record:
-            records.append(record)
-        elif line.strip():
-            problems.append(f"{path}:{n} is not a result record; ignored (that run will be done again)")
-    return records, problems
-
-
-def record_key(record: dict) -> tuple:
-    """The (task, model, config, repeat) a record belongs to."""
-    return (record["task"], record["model"], record["config"], record["repeat"])
-
-
 class Models:
     """Hands each run its model: a fresh scripted model per run (replies from the start), others loaded once."""
 
@@ -250,7 +229,7 @@ def run_one(plan: EvalPlan, run: RunSpec, models: Models, out: Path) -> dict:
 def make_stdout_repo(repo: Path, task: StdoutTask) -> Path:
     """A fresh git repo holding only tests/test_example.py, the visible example as a pytest test."""
     (repo / "tests").mkdir(parents=True)
-    (repo / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    (repo / "pytest.ini").write_text(_pytest_ini(), encoding="utf-8")
     (repo / "tests" / "test_example.py").write_text(EXAMPLE_TEST.format(
         stdin=task.example.stdin, stdout=task.example.stdout, driver=task.example.driver,
         time_limit=task.time_limit), encoding="utf-8")
@@ -258,6 +237,14 @@ def make_stdout_repo(repo: Path, task: StdoutTask) -> Path:
                  ["-c", "user.name=ph eval", "-c", "user.email=eval@localhost", "commit", "-q", "-m", "eval task"]):
         subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, timeout=30)
     return repo
+
+
+def _pytest_ini() -> str:
+    # Plugins installed beside pytest (hypothesis alone costs ~1 s) play no part in the example test.
+    from importlib.metadata import version
+
+    major, minor = (int(part) for part in version("pytest").split(".")[:2])
+    return "[pytest]\n" + ("addopts = --disable-plugin-autoload\n" if (major, minor) >= (8, 4) else "")
 
 
 def task_message(task: StdoutTask) -> str:

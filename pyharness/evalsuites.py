@@ -48,7 +48,6 @@ class StdoutTask:
     entry_point: str = ""
     """Set for function tasks (humaneval): main.py defines this function and each case's driver calls it."""
     path: str = ""
-    kind: str = "stdout"
 
 
 @dataclass
@@ -60,7 +59,6 @@ class JobTask:
     root: Path
     source: Path | None = None
     path: str = ""
-    kind: str = "job"
 
 
 Task = StdoutTask | JobTask
@@ -222,7 +220,8 @@ def humaneval_suite() -> Suite:
     for pid, reference, calls, problem in todo:
         rows = results[pid]
         if isinstance(rows, str) or not all(ok for _, ok in rows):
-            suite.problems.append(f"{pid}: canonical solution does not pass its own test ({rows if isinstance(rows, str) else 'mismatch'})")
+            why = rows if isinstance(rows, str) else "a result differs from the asserted value"
+            suite.problems.append(f"{pid}: left out, its canonical solution fails its own test ({why})")
             continue
         number = int(pid.rsplit("/", 1)[1])
         lines = [f"{out}\n" for out, _ in rows]

