@@ -184,7 +184,8 @@ class Agent:
     def query(self, model: Model | None = None) -> Reply:
         """Ask the model (or the escalation model) for the next reply."""
         options = ChatOptions(stop=STOP, max_tokens=self.config.max_tokens,
-                              on_text=lambda piece: self.emit("token", text=piece))
+                              on_text=lambda piece: self.emit("token", text=piece),
+                              should_stop=self.pipeline.complete if self.harness.on("parse") else None)
         self.emit("thinking", step=self.result.steps)
         reply = (model or self.model).chat(self.messages, options)
         self.result.prompt_tokens += reply.prompt_tokens
@@ -276,7 +277,7 @@ class Agent:
         self.emit("observation", observation=observation)
         self.transcript.write(
             "turn", step=self.result.steps, new_messages=self.messages[-2:] if self.result.steps > 1 else self.messages,
-            reply=reply.text, finish_reason=reply.finish_reason, seconds=round(reply.seconds, 3),
+            reply=reply.text, finish_reason=reply.finish_reason, stopped_early=reply.stopped_early, seconds=round(reply.seconds, 3),
             prompt_tokens=reply.prompt_tokens, cached_tokens=reply.cached_tokens,
             completion_tokens=reply.completion_tokens,
             action=None if call is None else {"name": call.name, "args": call.args},

@@ -249,11 +249,12 @@ def eval_(suite: Annotated[str, typer.Argument(help="stdout, humaneval, jobs, or
 
     from pyharness.agent import AgentConfig
     from pyharness.errors import ModelError, UserError
-    from pyharness.evalreport import intervention_lines, read_results, summary_table, write_reports
-    from pyharness.evals import EvalPlan, Models, parse_configs, run_eval
+    from pyharness.evalreport import intervention_lines, progress_line, read_results, summary_table, write_reports
+    from pyharness.evals import EvalPlan, Models, parse_configs, pending, plan_records, run_eval
     from pyharness.evalsuites import check_task, load_suite, select
 
-    console, err = Console(soft_wrap=True), Console(stderr=True, highlight=False, soft_wrap=True)
+    console, err = Console(soft_wrap=True, highlight=False), Console(stderr=True, highlight=False, soft_wrap=True)
+    folder = out
     try:
         plan_configs = parse_configs(configs)
         loaded = load_suite(suite)
@@ -281,36 +282,29 @@ def eval_(suite: Annotated[str, typer.Argument(help="stdout, humaneval, jobs, or
             err.print("note: a llama.cpp model runs in this process and cannot serve two threads: using 1 worker")
             workers = 1
         folder = out or Path("out") / f"eval-{loaded.name}"
-        plan = EvalPlan(loaded.name, chosen, model, plan_configs, repeat, AgentConfig(max_steps=max_steps,
-                                                                                      max_seconds=max_seconds))
+        plan = EvalPlan(loaded.name, chosen, model, plan_configs, repeat,
+                        AgentConfig(max_steps=max_steps, max_seconds=max_seconds))
+        todo = len(pending(plan, folder / "results.jsonl", retry_errors))
         console.print(f"eval {loaded.name}: {len(chosen)} tasks x {len(model)} model(s) x {len(plan_configs)} "
-                      f"config(s) x {repeat} repeat(s) -> {folder}")
-
-        def show(record: dict, done: int, total: int) -> None:
-            mark = "[green]pass[/green]" if record["pass_strict"] else \
-                ("[yellow]lenient only[/yellow]" if record["pass_lenient"] else "[red]fail[/red]")
-            who = f"{record['model']} " if len(model) > 1 else ""
-            tokens = record["prompt_tokens"] + record["completion_tokens"]
-            note = "" if record["pass_strict"] else f"\n    [dim]{record['outcome']}: {record['note'][:100]}[/dim]"
-            console.print(f"[{done}/{total}] {record['task']} {who}{record['config']} r{record['repeat']}: {mark} "
-                          f"({record['steps']} steps, {tokens} tokens, {record['wall_seconds']:.0f} s){note}",
-                          highlight=False)
-
-        run_eval(plan, folder, models, workers=workers, retry_errors=retry_errors, on_result=show)
+                      f"config(s) x {repeat} repeat(s) -> {folder}"
+                      + (f" (resuming: {todo} runs left)" if (folder / "results.jsonl").exists() else ""))
+        run_eval(plan, folder, models, workers=workers, retry_errors=retry_errors,
+                 on_result=lambda record, done, total: console.print(progress_line(record, done, total, len(model) > 1)))
     except (ModelError, UserError, ValueError) as error:
         _fail(str(error))
+        return
+    except KeyboardInterrupt:
+        _fail("interrupted" + (f"; finished runs are in {folder / 'results.jsonl'}: run the same command to resume"
+                               if folder else ""), 130)
         return
     records, problems = read_results(folder / "results.jsonl")
     for problem in problems:
         err.print(f"[yellow]note[/yellow] {problem}")
-    ids = {t.id for t in chosen}
-    records = [r for r in records if r["task"] in ids and r["model"] in model
-               and r["config"] in {c.name for c in plan_configs}]
     title = f"ph eval {loaded.name}"
-    summaries, chart = write_reports(folder, records, title, notes=loaded.problems)
+    summaries, chart = write_reports(folder, plan_records(plan, records), title, notes=loaded.problems)
     console.print(summary_table(summaries, title))
     for line in intervention_lines(summaries):
-        console.print(f"interventions {line}", highlight=False)
+        console.print(f"interventions {line}")
     errors = sum(s.errors for s in summaries)
     if errors:
         err.print(f"{errors} run(s) ended in a model error (reason in results.jsonl); --retry-errors runs them again")

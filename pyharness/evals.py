@@ -139,6 +139,9 @@ class Models:
 
         self.resolve = resolve or resolve_model
         self.loaded = {spec: self.resolve(spec) for spec in specs if not spec.startswith("scripted:")}
+        for spec in specs:
+            if spec.startswith("scripted:") and not Path(spec.partition(":")[2]).is_dir():
+                self.resolve(spec)  # a missing or malformed replies file is reported before any run
 
     def for_run(self, spec: str, task_id: str) -> Model:
         """The model for one run; `scripted:DIR` reads DIR/<task id>.json."""
@@ -158,23 +161,35 @@ class Models:
         return any(spec.startswith("llamacpp") for spec in self.loaded)
 
 
+def pending(plan: EvalPlan, results: Path, retry_errors: bool = False) -> list[RunSpec]:
+    """The planned runs that results.jsonl does not hold yet (with retry_errors, also those that errored)."""
+    latest = {record_key(r): r for r in read_results(results)[0]}
+    done = {k for k, r in latest.items() if not (retry_errors and r.get("outcome") == "error")}
+    return [run for run in interleave(plan) if run.key not in done]
+
+
+def plan_records(plan: EvalPlan, records: list[dict]) -> list[dict]:
+    """The records that belong to this plan's tasks, models, configurations and repeats."""
+    keys = {run.key for run in interleave(plan)}
+    return [r for r in records if record_key(r) in keys]
+
+
 def run_eval(plan: EvalPlan, out: Path, models: Models, *, workers: int = 1, retry_errors: bool = False,
              on_result: Callable[[dict, int, int], None] = lambda record, done, total: None) -> list[dict]:
     """Run every planned run not yet in OUT/results.jsonl; each record is appended as soon as its run ends."""
     out.mkdir(parents=True, exist_ok=True)
     (out / "transcripts").mkdir(exist_ok=True)
     results = out / "results.jsonl"
-    previous, _ = read_results(results)
-    latest = {record_key(r): r for r in previous}
-    done = {k for k, r in latest.items() if not (retry_errors and r.get("outcome") == "error")}
-    todo = [run for run in interleave(plan) if run.key not in done]
+    todo = pending(plan, results, retry_errors)
     by_task: dict[str, list[RunSpec]] = {}
     for run in todo:
         by_task.setdefault(run.task.id, []).append(run)
-    lock, new = threading.Lock(), []
+    lock, new, stop = threading.Lock(), [], threading.Event()
 
     def work(runs: list[RunSpec]) -> None:
         for run in runs:
+            if stop.is_set():
+                return
             record = run_one(plan, run, models, out)
             with lock:
                 with results.open("a", encoding="utf-8") as f:
@@ -187,8 +202,14 @@ def run_eval(plan: EvalPlan, out: Path, models: Models, *, workers: int = 1, ret
             work(runs)
     else:
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            for future in [pool.submit(work, runs) for runs in by_task.values()]:
-                future.result()
+            futures = [pool.submit(work, runs) for runs in by_task.values()]
+            try:
+                for future in futures:
+                    future.result()
+            except BaseException:
+                stop.set()  # Ctrl-C or a failure: runs under way finish and are recorded, no new one starts
+                pool.shutdown(cancel_futures=True)
+                raise
     return new
 
 

@@ -84,6 +84,19 @@ def test_the_visible_example_test_shows_expected_and_got(tmp_path):
     assert "Write the whole program to main.py; it reads standard input" in message
 
 
+def test_a_case_driver_is_appended_to_main_py_in_the_example_test_and_the_score(tmp_path):
+    double = {"prompt": "Define double(x).", "reference": "def double(x):\n    return x * 2\n",
+              "example": {"stdin": "", "stdout": "4\n", "driver": "\nprint(repr(double(2)))\n"},
+              "hidden": [{"stdin": "", "stdout": "'aa'\n", "driver": "\nprint(repr(double('a')))\n"}]}
+    task = parse_task(double, Path("double.json"))
+    repo = make_stdout_repo(tmp_path / "repo", task)
+    (repo / "main.py").write_text(double["reference"])
+    assert run_pytest(repo).green
+    assert score_source(task, double["reference"], cwd=repo).strict
+    assert score_source(task, "def double(x):\n    return x + x + 0\n").note == \
+        "hidden case 1: exit 1: TypeError: can only concatenate str (not \"int\") to str"
+
+
 def test_runs_are_interleaved_resumable_and_deterministic(tmp_path):
     suite = load_task_dir(write_suite(tmp_path / "tasks", SHOUT, ADD), "mine")
     replies = write_replies(tmp_path / "replies", {

@@ -74,6 +74,34 @@ class Pipeline:
         self.pending_write = None
         return calls
 
+    def complete(self, text: str) -> bool:
+        """True when a reply so far (ending at a line end) holds one whole action, so generation can stop."""
+        if not self.config.on("parse"):
+            return False
+        raws = find_calls(clean(text), self._known())
+        if not raws:
+            return False
+        if len(raws) > 1:
+            return True
+        raw = raws[0]
+        try:
+            action = resolve_name(raw.name, self.actions, [])
+            args = repair(raw, action, []) if self.config.on("repair") else dict(raw.args)
+            self._validate(action, args, [])
+        except FormatError:
+            return False
+        after = text[raw.start:]
+        if action.name == "edit" and "search" not in raw.args:
+            if "REPLACE" not in after:
+                return False
+            tail = after[after.rfind("REPLACE"):].split("\n")[1:]
+            if any(line.lstrip().startswith("<<<<<<<") for line in tail):
+                return False
+            return any(line.strip() and not line.lstrip().startswith(("<<<<<<<", "```")) for line in tail)
+        if action.name == "write" and not raw.args.get("content"):
+            return after.count("```") >= 2
+        return True
+
     def _strict(self, text: str) -> ActionCall:
         m = STRICT_LINE.search(text)
         if not m:

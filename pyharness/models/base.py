@@ -20,6 +20,8 @@ class Reply:
     seconds: float = 0.0
     tool_calls: list[dict] = field(default_factory=list)
     """Native tool calls as {"name": ..., "arguments": {...}}, when the backend returns them."""
+    stopped_early: bool = False
+    """Generation was ended by `ChatOptions.should_stop` (the reply held one complete action)."""
 
 
 @dataclass
@@ -32,6 +34,8 @@ class ChatOptions:
     seed: int = 0
     on_text: Callable[[str], None] | None = None
     """Called with each streamed piece of text (for live display)."""
+    should_stop: Callable[[str], bool] | None = None
+    """Called with the text so far at each line end; True ends generation there (one complete action)."""
 
 
 class Model(Protocol):

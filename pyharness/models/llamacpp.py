@@ -65,18 +65,24 @@ class LlamaCppModel:
         stream = llm.create_completion(prompt=tokens, max_tokens=min(options.max_tokens, budget),
                                        temperature=options.temperature, seed=options.seed, stop=stop or None,
                                        stream=True)
+        early = False
         for chunk in stream:
             choice = chunk["choices"][0]
-            if choice.get("text"):
-                pieces.append(choice["text"])
+            piece = choice.get("text") or ""
+            if piece:
+                pieces.append(piece)
                 if options.on_text:
-                    options.on_text(choice["text"])
+                    options.on_text(piece)
             if choice.get("finish_reason"):
                 finish = "length" if choice["finish_reason"] == "length" else "stop"
+            if "\n" in piece and options.should_stop and options.should_stop("".join(pieces)):
+                early = True
+                stream.close()  # ends generation now: the rest would be a plan the harness will not run
+                break
         text = "".join(pieces)
         return Reply(text=text, prompt_tokens=len(tokens), cached_tokens=min(cached, len(tokens) - 1),
                      completion_tokens=self.count_tokens(text) if text else 0, finish_reason=finish,
-                     seconds=time.monotonic() - started)
+                     seconds=time.monotonic() - started, stopped_early=early)
 
     def count_tokens(self, text: str) -> int:
         """Exact token count with the model's own tokenizer."""

@@ -55,6 +55,7 @@ class OllamaModel:
         pieces: list[str] = []
         tool_calls: list[dict] = []
         final: Any = None
+        early = False
         with contextlib.closing(self._chunks(stream)) as chunks:
             for chunk in chunks:
                 piece = chunk.message.content or ""
@@ -62,6 +63,9 @@ class OllamaModel:
                     pieces.append(piece)
                     if options.on_text is not None:
                         options.on_text(piece)
+                    if "\n" in piece and options.should_stop and options.should_stop("".join(pieces)):
+                        final, early = chunk, True
+                        break
                 for call in chunk.message.tool_calls or []:
                     tool_calls.append({"name": call.function.name, "arguments": dict(call.function.arguments)})
                 if chunk.done:
@@ -72,10 +76,11 @@ class OllamaModel:
             )
         return Reply(
             text="".join(pieces),
-            prompt_tokens=final.prompt_eval_count or 0,
+            prompt_tokens=(final.prompt_eval_count or 0) if not early else self.count_tokens(str(messages)),
             cached_tokens=0,  # Ollama does not report prefix-cache hits
-            completion_tokens=final.eval_count or 0,
-            finish_reason="length" if final.done_reason == "length" else "stop",
+            completion_tokens=(final.eval_count or 0) if not early else self.count_tokens("".join(pieces)),
+            finish_reason="length" if not early and final.done_reason == "length" else "stop",
+            stopped_early=early,
             seconds=time.monotonic() - started,
             tool_calls=tool_calls,
         )

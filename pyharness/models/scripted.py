@@ -56,11 +56,17 @@ class ScriptedModel:
         for stop in options.stop:
             if stop and stop in text:
                 text = text[:text.index(stop)]
+        early = False
+        if options.should_stop:
+            for end in (i + 1 for i, c in enumerate(text) if c == "\n"):
+                if end < len(text) and options.should_stop(text[:end]):
+                    text, early = text[:end], True
+                    break
         if options.on_text:
             options.on_text(text)
         prompt = sum(self.count_tokens(m["content"]) for m in messages)
         return Reply(text=text, prompt_tokens=prompt, completion_tokens=self.count_tokens(text),
-                     seconds=time.monotonic() - started)
+                     seconds=time.monotonic() - started, stopped_early=early)
 
     def count_tokens(self, text: str) -> int:
         """A rough estimate (4 characters a token): scripted replies cost nothing real."""
