@@ -2,6 +2,7 @@
 
 import ast
 import hashlib
+import json
 import re
 import shutil
 import tempfile
@@ -109,6 +110,11 @@ class Job:
         if seen:
             return f"answer cites {seen[0]}"
         read = ", ".join(sorted(ws.read_files)) or "nothing yet"
+        where = _locate(text, ws)
+        if where:
+            fixed = json.dumps({"text": f"{text.strip().rstrip('.')} ({where})."})
+            raise ActionError(f"not accepted: the answer must cite the file it comes from as path:line. "
+                              f"If {where} is the source, reply:\nAction: answer {fixed}")
         raise ActionError("not accepted: the answer must cite a file you read, as path:line "
                           f"(files read so far: {read}). Read the file, then answer again.")
 
@@ -136,6 +142,22 @@ class Job:
         """Remove temporary copies."""
         if self.original is not None:
             shutil.rmtree(self.original, ignore_errors=True)
+
+
+def _locate(answer: str, ws: Workspace) -> str | None:
+    """path:line of the line, in a file the model read, sharing most numbers and names with its answer."""
+    tokens = set(re.findall(r"\d+\.\d+|\d{2,}|[A-Za-z_]\w{3,}", answer))
+    best, where = 0, None
+    for rel in sorted(ws.read_files):
+        if ws.is_test_path(rel) or not (ws.root / rel).is_file():
+            continue
+        lines = (ws.root / rel).read_text(encoding="utf-8", errors="replace").splitlines()
+        for n, line in enumerate(lines, 1):
+            found = set(re.findall(r"\d+\.\d+|\d{2,}|[A-Za-z_]\w{3,}", line)) & tokens
+            score = sum(2 if t[0].isdigit() else 1 for t in found)
+            if score > best:
+                best, where = score, f"{rel}:{n}"
+    return where
 
 
 def related_source(ws: Workspace, traceback: str, limit: int = 2) -> str:

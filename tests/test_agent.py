@@ -158,3 +158,24 @@ def test_cli_wrong_repo_path_is_one_line(tmp_path):
                            "--model", "scripted:x.json"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1
     assert proc.stderr.strip() == f"ph: repo {tmp_path / 'nope'} does not exist"
+
+
+def test_uncited_answer_gets_a_literal_corrected_example(orders, drive):
+    repo = orders("ask")
+    result, records = drive(repo, "ask", "Which file defines the tax rate for books?", [
+        'Action: read {"path": "orders/tax.py"}',
+        'Action: answer {"text": "The tax rate for books is 0.05."}',
+        'Action: answer {"text": "The tax rate for books is 0.05 (orders/tax.py:9)."}',
+    ])
+    turns = [r for r in records if r["event"] == "turn"]
+    assert turns[1]["observation"].endswith(
+        'Action: answer {"text": "The tax rate for books is 0.05 (orders/tax.py:9)."}')
+    assert result.outcome == "done" and result.steps == 3
+
+
+def test_answer_path_argument_counts_as_a_citation(orders, drive):
+    repo = orders("ask")
+    result, _ = drive(repo, "ask", "q", ['Action: read {"path": "orders/tax.py"}',
+                                         'Action: answer {"text": "It is 0.05.", "path": "orders/tax.py", "line": 9}'])
+    assert result.outcome == "done"
+    assert result.answer == "It is 0.05. (orders/tax.py:9)"

@@ -22,8 +22,9 @@ def test_recorded_ask_replies_parse():
     assert calls[0].interventions[0].kind == "parse.multiple"
     answer = pipeline("ask").process(second)
     assert answer.name == "answer"
-    assert answer.args == {"text": "The tax rate for books is 0.05. It is defined in orders/tax.py:10."}
-    assert [i.kind for i in answer.interventions] == ["repair.drop_key", "repair.drop_key"]
+    assert answer.args == {"text": "The tax rate for books is 0.05. It is defined in orders/tax.py:10.",
+                           "path": "orders/tax.py", "line": 10}
+    assert [i.kind for i in answer.interventions] == ["repair.coerce"]
 
 
 def test_recorded_fix_plan_parses_into_four_actions_with_the_edit_intact():

@@ -19,6 +19,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "search": ("old", "old_str", "old_string", "old_text", "find", "original", "before", "search_text"),
     "replace": ("new", "new_str", "new_string", "new_text", "replacement", "after", "replace_text", "updated"),
     "body": ("diff", "patch", "blocks", "changes", "edits"),
+    "line": ("line_number", "lineno", "line_no"),
     "start": ("start_line", "line_start", "from_line", "first_line", "offset", "line"),
     "end": ("end_line", "line_end", "to_line", "last_line"),
 }
