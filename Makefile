@@ -31,3 +31,4 @@ lint: install-dev
 
 bench: install-dev
 	$(BIN)/python benchmarks/startup.py
+	$(BIN)/python benchmarks/harness_overhead.py
