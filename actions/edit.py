@@ -1,14 +1,18 @@
-"""edit: change part of a file with SEARCH/REPLACE blocks; each SEARCH text must match exactly one place."""
+"""edit: change part of a file with SEARCH/REPLACE blocks (each SEARCH text must match exactly one place), or send \
+the whole corrected function in a ```python block."""
 
 import re
 
 from pydantic import BaseModel, Field
 
 from actions.base import Action, Context, Observation
+from pyharness.codemerge import merge_definitions
 from pyharness.errors import ActionError
 
 BLOCK = re.compile(r"^[ \t]*<{5,9} ?SEARCH[^\n]*\n(.*?)^[ \t]*={5,9}[ \t]*\n(.*?)^[ \t]*>{5,9} ?REPLACE[^\n]*$",
                    re.MULTILINE | re.DOTALL)
+
+FENCED = re.compile(r"^[ \t]*```[\w+\-.]*[^\n]*\n(.*?)^[ \t]*```", re.MULTILINE | re.DOTALL)
 
 
 class Args(BaseModel):
@@ -16,6 +20,8 @@ class Args(BaseModel):
     body: str | None = Field(default=None, description="SEARCH/REPLACE blocks (sent after the Action line)")
     search: str | None = Field(default=None, description="exact text to replace (instead of a body block)")
     replace: str | None = Field(default=None, description="the new text")
+    start: int | None = Field(default=None, description="first line to replace (with end, the body is the new lines)")
+    end: int | None = Field(default=None, description="last line to replace")
 
 
 def blocks(args: Args) -> list[tuple[str, str]]:
@@ -77,9 +83,43 @@ def _reindented(lines: list[str], search: str, replace: str) -> str | None:
     return "".join(lines[:i]) + text + "".join(lines[i + len(wanted):])
 
 
+def _without_fence(body: str) -> str:
+    m = FENCED.search(body)
+    return m.group(1) if m else body
+
+
+def other_forms(args: Args, old: str) -> tuple[str, str] | None:
+    """A body with no SEARCH/REPLACE block: new lines for start..end, or whole functions merged by name."""
+    body = _without_fence(args.body or "")
+    if not body.strip() or BLOCK.search(args.body or ""):
+        return None
+    if args.start is not None:
+        lines = old.splitlines(keepends=True)
+        end = args.end if args.end is not None else args.start
+        if not 1 <= args.start <= end <= len(lines):
+            raise ActionError(f"edit {args.path}: lines {args.start}-{end} are outside the file (1-{len(lines)})")
+        text = body if body.endswith("\n") else body + "\n"
+        return "".join(lines[:args.start - 1]) + text + "".join(lines[end:]), f"replaced lines {args.start}-{end}"
+    merged = merge_definitions(old, body)
+    if merged:
+        return merged[0], f"replaced {', '.join(merged[1])} (the rest of the file kept)"
+    return None
+
+
 def run(args: Args, ctx: Context) -> Observation:
     ws = ctx.workspace
     old = ws.read_text(args.path)
+    other = other_forms(args, old)
+    if other:
+        new, how = other
+        if ctx.lint:
+            from pyharness.harness.lint import check_change
+
+            problem = check_change(args.path, old, new)
+            if problem:
+                raise ActionError(f"edit {args.path} refused, it would break the file:\n{problem}")
+        rel, _ = ws.write_text(args.path, new)
+        return Observation(f"Edited {rel}: {how}.", data={"changed": rel})
     new = old
     for search, replace in blocks(args):
         new = apply(new, search, replace, args.path)

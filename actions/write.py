@@ -5,6 +5,7 @@ import ast
 from pydantic import BaseModel, Field
 
 from actions.base import Action, Context, Observation
+from pyharness.codemerge import merge_definitions
 from pyharness.errors import ActionError
 
 
@@ -33,8 +34,13 @@ def run(args: Args, ctx: Context) -> Observation:
             raise ActionError(f"write {args.path} refused, the content does not parse:\n{problem}")
         lost = lost_definitions(args.path, old, args.content)
         if lost:
-            raise ActionError(f"write {args.path} refused: it would delete {', '.join(lost)}; use edit to change "
-                              "part of the file")
+            merged = merge_definitions(old, args.content)
+            if merged is None:
+                raise ActionError(f"write {args.path} refused: it would delete {', '.join(lost)}; use edit to "
+                                  "change part of the file")
+            rel, _ = ws.write_text(args.path, merged[0])
+            return Observation(f"Edited {rel}: replaced {', '.join(merged[1])} (the rest of the file kept).",
+                               data={"changed": rel})
     rel, _ = ws.write_text(args.path, args.content)
     verb = "Rewrote" if old is not None else "Created"
     return Observation(f"{verb} {rel} ({args.content.count(chr(10)) + 1} lines).", data={"changed": rel})

@@ -5,7 +5,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from actions.base import Action, Context, Observation
-from pyharness.errors import ActionError, Done, FormatError, LimitsExceeded, StopRun
+from pyharness.errors import ActionError, Done, FormatError, LimitsExceeded, ModelError, StopRun
 from pyharness.harness.call import ActionCall, Intervention
 from pyharness.harness.confidence import THRESHOLD, Confidence
 from pyharness.harness.context import ContextGuard
@@ -101,6 +101,9 @@ class Agent:
             self.result.outcome, self.result.reason = "done", str(end)
         except StopRun as end:
             self.result.outcome, self.result.reason = "stopped", str(end)
+        except ModelError as err:
+            self.result.outcome, self.result.reason = "error", str(err)
+            raise
         finally:
             self.job.cleanup()
             self.result.seconds = round(time.monotonic() - self.started, 2)
@@ -199,6 +202,8 @@ class Agent:
         self._state = self.ctx.workspace.state_hash()
         action = self.actions[call.name]
         self.emit("action", call=call)
+        if self.harness.on("steer"):
+            self._refuse_copied_example(call)
         observation = action.run(action.args.model_validate(call.args), self.ctx)
         if observation.final:
             verdict = self.job.accept(observation, self.ctx.workspace, self.ctx)
@@ -228,6 +233,16 @@ class Agent:
             return str(err)
         self._count("accept.auto")
         raise Done(verdict + " (accepted by the harness after a green test run)")
+
+    def _refuse_copied_example(self, call: ActionCall) -> None:
+        """A path copied from the prompt's examples is not a file of this repo: say so and name the real ones."""
+        path = call.args.get("path")
+        examples = "\n".join(a.example for a in self.actions.values())
+        if isinstance(path, str) and path not in (".", "") and f'"{path}"' in examples:
+            if not (self.ctx.workspace.root / path).exists():
+                files = [f for f in self.ctx.workspace.files() if f.endswith(".py")][:12]
+                raise ActionError(f"{path} is only the example in the instructions, not a file of this repo. "
+                                  f"Its Python files are: {', '.join(files)}")
 
     def _suggest(self) -> str:
         """The example a format error shows: the action that most likely comes next in this mode."""

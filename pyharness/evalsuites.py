@@ -118,6 +118,8 @@ def parse_task(data: object, path: Path) -> StdoutTask:
     limit = data.get("time_limit", 5)
     if isinstance(limit, bool) or not isinstance(limit, int | float) or limit <= 0:
         raise TaskError("'time_limit' must be a positive number of seconds")
+    if not isinstance(data.get("tags", []), list):
+        raise TaskError("'tags' must be a list of strings")
     return StdoutTask(id=str(data.get("id") or path.stem), prompt=data["prompt"],
                       example=_case(data.get("example"), "example"),
                       hidden=[_case(c, f"hidden[{n}]") for n, c in enumerate(hidden)], reference=reference,

@@ -20,7 +20,7 @@ MODE_ACTIONS = {
     "fix": ("read", "search", "list", "edit", "write", "run_tests", "done"),
     "add": ("read", "search", "list", "edit", "write", "run_tests", "done"),
     "run": ("read", "search", "list", "edit", "write", "run_tests", "done"),
-    "stdout": ("write", "read", "edit", "run_tests", "done"),
+    "stdout": ("write", "read", "run_tests", "done"),
 }
 CALLED = re.compile(r"\b([A-Za-z_]\w*)\(")
 CITATION = re.compile(r"([\w./-]+\.\w+)(?::(\d+))?")

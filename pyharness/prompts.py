@@ -30,8 +30,8 @@ MODE_RULES = {
 }
 
 MODE_EXAMPLES = {
-    "stdout": {"write": 'Action: write {"path": "main.py"}\n```python\nimport sys\n\nfor line in sys.stdin:\n'
-                        '    print(line.strip().upper())\n```'},
+    "stdout": {"write": 'Action: write {"path": "main.py"}\n```python\nimport sys\n\nwords = sys.stdin.read().split()\n'
+                        'print(len(words))\n```'},
 }
 
 

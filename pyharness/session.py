@@ -40,7 +40,7 @@ def run_job(repo: Path, mode: str, task: str, model: Model, *, tests: list[str] 
     """Run one job to its end and return how it went (the transcript is under REPO/.ph/runs/)."""
     if mode not in MODE_ACTIONS:
         raise UserError(f"unknown mode {mode!r}")
-    ws = Workspace(check_repo(repo), protect_tests=mode == "fix")
+    ws = Workspace(check_repo(repo), protect_tests=mode in ("fix", "stdout"))
     ctx = Context(workspace=ws, test_timeout=test_timeout)
     job = Job(mode=mode, task=task, tests=list(tests or []))
     harness = harness or HarnessConfig()

@@ -179,3 +179,34 @@ def test_answer_path_argument_counts_as_a_citation(orders, drive):
                                          'Action: answer {"text": "It is 0.05.", "path": "orders/tax.py", "line": 9}'])
     assert result.outcome == "done"
     assert result.answer == "It is 0.05. (orders/tax.py:9)"
+
+
+def test_copied_example_path_is_refused_with_the_real_files(orders, drive):
+    repo = orders("ask")
+    result, records = drive(repo, "ask", "q", ['Action: read {"path": "shop/cart.py"}',
+                                               'Action: read {"path": "orders/tax.py"}',
+                                               'Action: answer {"text": "orders/tax.py:9"}'])
+    turns = [r for r in records if r["event"] == "turn"]
+    assert turns[0]["observation"].startswith("Error: shop/cart.py is only the example in the instructions")
+    assert "orders/tax.py" in turns[0]["observation"]
+    assert result.outcome == "done"
+
+
+def test_edit_with_a_whole_corrected_function_is_merged(orders, drive):
+    repo = orders("fix")
+    func = ('def bulk_discount(line: OrderLine) -> float:\n    """Bulk discount."""\n'
+            "    if line.quantity >= BULK_THRESHOLD:\n        return round(line.total() * BULK_RATE, 2)\n"
+            "    return 0.0\n")
+    result, records = drive(repo, "fix", "", [f'Action: edit {{"path": "orders/pricing.py"}}\n```python\n{func}```'])
+    assert result.outcome == "done", result.reason
+    text = (repo / "orders/pricing.py").read_text()
+    assert func in text and "def order_total" in text and "def subtotal" in text
+    assert records[-1]["steps"] == 1
+
+
+def test_edit_by_line_range(orders, drive):
+    repo = orders("fix")
+    result, _ = drive(repo, "fix", "", ['Action: edit {"path": "orders/pricing.py", "start": 17, "end": 17}\n'
+                                        "```python\n    if line.quantity >= BULK_THRESHOLD:\n```"])
+    assert result.outcome == "done", result.reason
+    assert (repo / "orders/pricing.py").read_text().splitlines()[16] == "    if line.quantity >= BULK_THRESHOLD:"

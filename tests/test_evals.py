@@ -166,6 +166,15 @@ def test_report_figures_from_constructed_results(tmp_path):
     assert (tmp_path / "chart.png").read_bytes()[:4] == b"\x89PNG"
 
 
+def test_without_matplotlib_the_chart_is_skipped_with_a_note(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    summaries = summarise([{"task": "t", "model": "m", "config": "c", "repeat": 0, "pass_strict": True,
+                            "pass_lenient": True}])
+    assert write_chart(tmp_path / "chart.png", summaries, "t") == \
+        "chart skipped: matplotlib is not installed (pip install matplotlib)"
+    assert not (tmp_path / "chart.png").exists()
+
+
 def test_wilson_interval_known_values():
     assert wilson(8, 10) == pytest.approx((0.490, 0.943), abs=0.001)
     assert wilson(0, 10)[0] == 0.0 and wilson(10, 10)[1] == 1.0
