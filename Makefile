@@ -32,3 +32,9 @@ lint: install-dev
 bench: install-dev
 	$(BIN)/python benchmarks/startup.py
 	$(BIN)/python benchmarks/harness_overhead.py
+
+# The README's eval figures: a fixed 20-task stdout slice plus the jobs suite, harness on vs off, interleaved.
+eval: install-dev pull
+	$(BIN)/ph eval stdout --tasks @evals/stdout/slice20.txt --model llamacpp:qwen2.5-coder-1.5b \
+		--configs harness=on,off --out out/eval-slice20
+	$(BIN)/ph eval jobs --model llamacpp:qwen2.5-coder-1.5b --configs harness=on,off --out out/eval-jobs

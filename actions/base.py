@@ -27,6 +27,10 @@ class Context:
     test_timeout: float = 60.0
     lint: bool = True
     """Refuse writes/edits that break a parsing Python file (the harness lint layer)."""
+    task: str = ""
+    """The job's task text (the lint repair reads module paths from it)."""
+    keep_definitions: bool = True
+    """Refuse (or merge) a whole-file write that would delete functions; off where rewriting is the job."""
     python: str | None = None
     """Interpreter for the test run (default: the one running ph)."""
     last_test: object | None = None

@@ -112,6 +112,9 @@ def run(args: Args, ctx: Context) -> Observation:
     other = other_forms(args, old)
     if other:
         new, how = other
+        if new == old:
+            raise ActionError(f"edit {args.path}: the code you sent is the same as the file, so nothing changed; "
+                              "change the line that makes the test fail")
         if ctx.lint:
             from pyharness.harness.lint import check_change
 

@@ -22,7 +22,9 @@ def run(args: Args, ctx: Context) -> Observation:
     if old is not None and old.count("\n") > limit:
         raise ActionError(f"write refused: {args.path} exists and is {old.count(chr(10))} lines (over {limit}); "
                           "use edit to change part of it")
+    added: list[str] = []
     if ctx.lint:
+        from pyharness.harness.imports import add_imports
         from pyharness.harness.lint import check_change, lazy_placeholder
 
         lazy = lazy_placeholder(args.content)
@@ -30,9 +32,13 @@ def run(args: Args, ctx: Context) -> Observation:
             raise ActionError(f"write {args.path} refused: the content has a placeholder ({lazy.strip()!r}); "
                               "send the complete file")
         problem = check_change(args.path, old, args.content)
+        if problem and ws.is_test_path(ws.rel(target)):
+            fixed = add_imports(args.content, ws, ctx.task)
+            if fixed and check_change(args.path, old, fixed[0]) is None:
+                args, added, problem = Args(path=args.path, content=fixed[0]), fixed[1], None
         if problem:
             raise ActionError(f"write {args.path} refused, the content does not parse:\n{problem}")
-        lost = lost_definitions(args.path, old, args.content)
+        lost = lost_definitions(args.path, old, args.content) if ctx.keep_definitions else []
         if lost:
             merged = merge_definitions(old, args.content)
             if merged is None:
@@ -43,7 +49,8 @@ def run(args: Args, ctx: Context) -> Observation:
                                data={"changed": rel})
     rel, _ = ws.write_text(args.path, args.content)
     verb = "Rewrote" if old is not None else "Created"
-    return Observation(f"{verb} {rel} ({args.content.count(chr(10)) + 1} lines).", data={"changed": rel})
+    note = f" The harness added the missing import(s): {'; '.join(added)}." if added else ""
+    return Observation(f"{verb} {rel} ({args.content.count(chr(10)) + 1} lines).{note}", data={"changed": rel})
 
 
 def lost_definitions(path: str, old: str | None, new: str) -> list[str]:

@@ -80,6 +80,8 @@ class Agent:
         self.escalate = escalate
         self.confidence = Confidence()
         self.confidence_last = 1.0
+        self.heat = 0
+        """Consecutive turns that failed without changing a file; above 0 the next turn is sampled."""
         self.looked: set[tuple[str, str]] = set()
         self.started = time.monotonic()
 
@@ -146,6 +148,7 @@ class Agent:
                 hint = verdict.message
             if verdict.level:
                 self._count(f"loops.{verdict.kind}")
+        self._adjust_heat(call, observation)
         if self.harness.on("context"):
             hint = " ".join(h for h in (hint, self.guard.pressure_hint(self.last_prompt)) if h)
         if call is not None:
@@ -186,7 +189,8 @@ class Agent:
 
     def query(self, model: Model | None = None) -> Reply:
         """Ask the model (or the escalation model) for the next reply."""
-        options = ChatOptions(stop=STOP, max_tokens=self.config.max_tokens,
+        options = ChatOptions(stop=STOP, max_tokens=self.config.max_tokens, seed=self.result.steps,
+                              temperature=min(0.3 * self.heat, 0.9),
                               on_text=lambda piece: self.emit("token", text=piece),
                               should_stop=self.pipeline.complete if self.harness.on("parse") else None)
         self.emit("thinking", step=self.result.steps)
@@ -234,15 +238,25 @@ class Agent:
         self._count("accept.auto")
         raise Done(verdict + " (accepted by the harness after a green test run)")
 
+    def _adjust_heat(self, call: ActionCall | None, observation: Observation) -> None:
+        """Greedy decoding repeats itself: after a failed or repeated turn, sample the next one (seeded)."""
+        if not self.harness.on("loops"):
+            return
+        stuck = call is None or not observation.ok
+        changed = self.ctx.workspace.state_hash()
+        self.heat = self.heat + 1 if stuck and changed == self._state else 0
+        if self.heat:
+            self._count("loops.temperature")
+
     def _refuse_copied_example(self, call: ActionCall) -> None:
         """A path copied from the prompt's examples is not a file of this repo: say so and name the real ones."""
         path = call.args.get("path")
         examples = "\n".join(a.example for a in self.actions.values())
-        if isinstance(path, str) and path not in (".", "") and f'"{path}"' in examples:
-            if not (self.ctx.workspace.root / path).exists():
-                files = [f for f in self.ctx.workspace.files() if f.endswith(".py")][:12]
-                raise ActionError(f"{path} is only the example in the instructions, not a file of this repo. "
-                                  f"Its Python files are: {', '.join(files)}")
+        copied = isinstance(path, str) and path not in (".", "") and f'"{path}"' in examples
+        if copied and not (self.ctx.workspace.root / path).exists():
+            files = [f for f in self.ctx.workspace.files() if f.endswith(".py")][:12]
+            raise ActionError(f"{path} is only the example in the instructions, not a file of this repo. "
+                              f"Its Python files are: {', '.join(files)}")
 
     def _suggest(self) -> str:
         """The example a format error shows: the action that most likely comes next in this mode."""

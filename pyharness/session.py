@@ -41,7 +41,8 @@ def run_job(repo: Path, mode: str, task: str, model: Model, *, tests: list[str] 
     if mode not in MODE_ACTIONS:
         raise UserError(f"unknown mode {mode!r}")
     ws = Workspace(check_repo(repo), protect_tests=mode in ("fix", "stdout"))
-    ctx = Context(workspace=ws, test_timeout=test_timeout)
+    ctx = Context(workspace=ws, test_timeout=test_timeout, keep_definitions=mode != "stdout",
+                  task=task)
     job = Job(mode=mode, task=task, tests=list(tests or []))
     harness = harness or HarnessConfig()
     agent = Agent(model, job, ctx, offered(job, harness), config=config, harness=harness,

@@ -210,3 +210,17 @@ def test_edit_by_line_range(orders, drive):
                                         "```python\n    if line.quantity >= BULK_THRESHOLD:\n```"])
     assert result.outcome == "done", result.reason
     assert (repo / "orders/pricing.py").read_text().splitlines()[16] == "    if line.quantity >= BULK_THRESHOLD:"
+
+
+def test_new_test_missing_its_import_gets_it_added(orders, drive, demo_jobs):
+    repo = orders("add")
+    impl = demo_jobs["add"]["reference"][0]["replace"]
+    result, records = drive(repo, "add", demo_jobs["add"]["task"], [
+        'Action: write {"path": "tests/test_shipping.py"}\n```python\ndef test_cost():\n'
+        "    assert shipping_cost(3.5) == 7.25\n```",
+        f'Action: write {{"path": "orders/shipping.py"}}\n```python\n{impl}```',
+    ])
+    turns = [r for r in records if r["event"] == "turn"]
+    assert "added the missing import(s): from orders.shipping import shipping_cost" in turns[0]["observation"]
+    assert (repo / "tests/test_shipping.py").read_text().startswith("from orders.shipping import shipping_cost\n")
+    assert result.outcome == "done", result.reason

@@ -1,0 +1,64 @@
+"""lint repair: a new test that uses the feature's function without importing it gets the import added.
+
+A name pyflakes calls undefined is resolved to the one module of the repo that defines it at top
+level, or, if none does yet, to the one module path the task text names (`orders/shipping.py`).
+Anything ambiguous is left to the lint refusal.
+"""
+
+import ast
+import re
+import warnings
+
+from pyflakes import checker
+
+from pyharness.workspace import Workspace
+
+PATH_IN_TASK = re.compile(r"\b([\w/]+)\.py\b")
+
+
+def undefined_names(source: str) -> list[str] | None:
+    """Names pyflakes reports undefined, in order; None when the source does not parse."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    found = checker.Checker(tree).messages
+    return list(dict.fromkeys(m.message_args[0] for m in found if type(m).__name__ == "UndefinedName"))
+
+
+def resolve(names: list[str], ws: Workspace, task: str) -> dict[str, str] | None:
+    """name -> module for every name, or None if any name has no single home."""
+    defined: dict[str, set[str]] = {}
+    for rel in ws.files():
+        if not rel.endswith(".py") or ws.is_test_path(rel):
+            continue
+        try:
+            tree = ast.parse((ws.root / rel).read_text(encoding="utf-8", errors="replace"))
+        except (SyntaxError, ValueError):
+            continue
+        module = rel[:-3].replace("/", ".").removesuffix(".__init__")
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                defined.setdefault(node.name, set()).add(module)
+    named = {m.replace("/", ".") for m in PATH_IN_TASK.findall(task) if not m.startswith("test")}
+    out = {}
+    for name in names:
+        homes = defined.get(name) or (named if len(named) == 1 else set())
+        if len(homes) != 1:
+            return None
+        out[name] = next(iter(homes))
+    return out
+
+
+def add_imports(source: str, ws: Workspace, task: str) -> tuple[str, list[str]] | None:
+    """`source` with `from M import name` lines added for its undefined names; None if that cannot fix it."""
+    names = undefined_names(source)
+    if not names:
+        return None
+    homes = resolve(names, ws, task)
+    if not homes:
+        return None
+    lines = [f"from {module} import {name}" for name, module in homes.items()]
+    return "\n".join(lines) + "\n\n" + source.lstrip("\n"), lines
