@@ -1,5 +1,5 @@
-"""edit: change part of a file with SEARCH/REPLACE blocks (each SEARCH text must match exactly one place), or send \
-the whole corrected function in a ```python block."""
+"""edit: replace lines start..end of a file with the lines in the code block (read the file first to see the \
+numbers); SEARCH/REPLACE blocks or a whole corrected function also work."""
 
 import re
 
@@ -53,7 +53,21 @@ def apply(text: str, search: str, replace: str, path: str) -> str:
     moved = _reindented(lines, search, replace)
     if moved is not None:
         return moved
-    raise ActionError(f"edit {path}: SEARCH text not found; read {path} and copy the exact lines to change")
+    raise ActionError(f"edit {path}: SEARCH text not found.{_closest(text, search)} Copy the exact lines to "
+                      f"change from {path}, or use start/end line numbers.")
+
+
+def _closest(text: str, search: str) -> str:
+    """Where the file has the line most like the SEARCH text's first line (a steer for the next try)."""
+    import difflib
+
+    wanted = next((ln.strip() for ln in search.splitlines() if ln.strip()), "")
+    lines = text.splitlines()
+    scored = [(difflib.SequenceMatcher(None, wanted, ln.strip()).ratio(), n) for n, ln in enumerate(lines, 1)]
+    if not scored:
+        return ""
+    ratio, n = max(scored)
+    return f" The closest line is {n}: {lines[n - 1].strip()!r}." if ratio >= 0.6 else ""
 
 
 def _indent(line: str) -> str:
@@ -140,7 +154,7 @@ def run(args: Args, ctx: Context) -> Observation:
 
 ACTION = Action(
     name="edit", args=Args, run=run, description=__doc__.strip(), body_arg="body",
-    example=('Action: edit {"path": "shop/cart.py"}\n<<<<<<< SEARCH\n    if not items:\n        return 0\n=======\n'
-             '    if not items:\n        return 0.0\n>>>>>>> REPLACE'),
+    example=('Action: edit {"path": "shop/cart.py", "start": 12, "end": 13}\n```python\n    if not items:\n'
+             '        return 0.0\n```'),
     aliases=("edit_file", "replace", "str_replace", "modify", "patch", "apply_patch", "update_file", "change",
              "replace_in_file", "search_replace", "str_replace_editor"))

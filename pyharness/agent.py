@@ -190,7 +190,7 @@ class Agent:
     def query(self, model: Model | None = None) -> Reply:
         """Ask the model (or the escalation model) for the next reply."""
         options = ChatOptions(stop=STOP, max_tokens=self.config.max_tokens, seed=self.result.steps,
-                              temperature=min(0.3 * self.heat, 0.9),
+                              temperature=0.7 if self.heat else 0.0,
                               on_text=lambda piece: self.emit("token", text=piece),
                               should_stop=self.pipeline.complete if self.harness.on("parse") else None)
         self.emit("thinking", step=self.result.steps)
@@ -253,6 +253,14 @@ class Agent:
         path = call.args.get("path")
         examples = "\n".join(a.example for a in self.actions.values())
         copied = isinstance(path, str) and path not in (".", "") and f'"{path}"' in examples
+        body = "\n".join(str(call.args.get(k, "")) for k in ("body", "content", "search"))
+        shared = {ln.strip() for ln in body.splitlines() if len(ln.strip()) > 6} & {
+            ln.strip() for ln in examples.splitlines() if len(ln.strip()) > 6 and not ln.startswith("Action:")}
+        if shared and isinstance(path, str) and (self.ctx.workspace.root / path).is_file():
+            text = (self.ctx.workspace.root / path).read_text(encoding="utf-8", errors="replace")
+            if not any(line in text for line in shared):
+                raise ActionError(f"that code is the example from the instructions, not from {path}. Read {path} "
+                                  "and change its own lines.")
         if copied and not (self.ctx.workspace.root / path).exists():
             files = [f for f in self.ctx.workspace.files() if f.endswith(".py")][:12]
             raise ActionError(f"{path} is only the example in the instructions, not a file of this repo. "

@@ -173,10 +173,14 @@ def related_source(ws: Workspace, traceback: str, limit: int = 2) -> str:
         except SyntaxError:
             continue
         lines = source.splitlines()
+        constants = {t.id: node.lineno for node in tree.body if isinstance(node, ast.Assign)
+                     for t in node.targets if isinstance(t, ast.Name)}
         for node in tree.body:
             if isinstance(node, ast.FunctionDef | ast.ClassDef) and node.name in names:
                 start, end = node.lineno, min(node.end_lineno or node.lineno, node.lineno + 30)
-                body = "\n".join(f"{n:>3}| {lines[n - 1]}" for n in range(start, end + 1))
+                used = sorted({constants[n.id] for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in constants})
+                numbered = [*used, *range(start, end + 1)]
+                body = "\n".join(f"{n:>3}| {lines[n - 1]}" for n in numbered)
                 rank = (isinstance(node, ast.ClassDef), names.index(node.name))
                 shown.append((rank, f"{node.name} is defined in {rel} (lines {start}-{end}):\n{body}\n\n"))
     return "".join(text for _, text in sorted(shown)[:limit])

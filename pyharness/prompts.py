@@ -22,7 +22,8 @@ Rules:
 
 MODE_RULES = {
     "ask": "- When you know the answer, use answer and cite the file as path:line.",
-    "fix": "- Change the code, not the tests. After each change, run_tests. When all tests pass, use done.",
+    "fix": "- Change the code, not the tests. Before an edit, write one Thought line: which line is wrong and why.\n"
+           "- After each change the tests run by themselves; when they all pass, the job is done.",
     "add": "- Write a test for the feature in a new file under tests/, implement the feature, run_tests, then done.",
     "run": "- Make the change, run_tests, then done.",
     "stdout": "- Write the whole program to main.py, run_tests to check it on the example, fix it until it passes, "

@@ -23,7 +23,7 @@ CALL = re.compile(r"^[ \t]*`?([A-Za-z_][\w.]*)\((.*)", re.MULTILINE)
 BARE_NAME = re.compile(r"^[ \t]*(?:[*+\-]|\d{1,2}[.)])?[ \t]*([A-Za-z_][\w.]*)(?=[ \t]*\{|[ \t]*$)", re.MULTILINE)
 NEXT_ACTION = re.compile(r"^[ \t>*`#+\-]*(?:\d{1,2}[.)][ \t]*)?(?:\*\*)?(?:Action(?:\*\*)?\s*:|([A-Za-z_][\w.]*)[ \t]*"
                          r"(?:[{(]|$))", re.MULTILINE | re.IGNORECASE)
-BLOCK_MARK = re.compile(r"^[ \t]*(```|<{5,9} ?SEARCH|>{5,9} ?REPLACE)", re.MULTILINE)
+BLOCK_MARK = re.compile(r"^[ \t]*(```|<{5,9} ?SEARCH|>{5,9} ?REPLACE)([^\n]*)", re.MULTILINE)
 ARGS_LINE = re.compile(r"^\s*(?:Args|Arguments|Action[ _]Input|Input|Parameters)\s*:\s*", re.IGNORECASE)
 OBSERVATION = re.compile(r"^\s*Observation\s*:", re.MULTILINE | re.IGNORECASE)
 NAME_KEYS = ("tool", "name", "function", "action", "tool_name", "command")
@@ -50,14 +50,16 @@ class RawCall:
 
 
 def code_blocks(text: str, *, closed_only: bool = False) -> list[tuple[int, int]]:
-    """(start, end) of the inside of every ``` fence and SEARCH/REPLACE block, in order."""
-    spans, opened, kind = [], -1, ""
+    """(start, end) of the inside of every ``` fence and SEARCH/REPLACE block, in order.
+
+    As in Markdown, only a bare ``` line closes a fence; only a REPLACE marker closes a SEARCH block."""
+    spans, opened, closer = [], -1, ""
     for m in BLOCK_MARK.finditer(text):
         mark = m.group(1)[0]
         if opened < 0 and mark in "`<":
             line_end = text.find("\n", m.end())
-            opened, kind = (len(text) if line_end == -1 else line_end + 1), mark
-        elif opened >= 0 and (mark == kind or (kind, mark) == ("<", ">")) and m.start() >= opened:
+            opened, closer = (len(text) if line_end == -1 else line_end + 1), "`" if mark == "`" else ">"
+        elif opened >= 0 and mark == closer and m.start() >= opened and (mark == ">" or not m.group(2).strip(" \t")):
             spans.append((opened, m.start()))
             opened = -1
     if opened >= 0 and not closed_only:
@@ -111,7 +113,7 @@ class _Scan:
 
     def calls(self) -> list[RawCall]:
         text, found = self.text, self.found
-        for m in _limited(ACTION_LINE.finditer(text), lambda m: True):
+        for m in _limited(ACTION_LINE.finditer(text), self._first_in_block):
             found.append(self._action_line(m))
         for m in _limited(BARE_NAME.finditer(text), lambda m: _norm(m.group(1)) in self.known and not self._taken(m)
                           and not self.inside(m.start())):
@@ -143,6 +145,11 @@ class _Scan:
         """True inside a code block (fence or SEARCH/REPLACE): code there is payload, not an action."""
         return _span_at(self.spans, pos) is not None
 
+    def _first_in_block(self, m: re.Match) -> bool:
+        """An Action line inside a code block is code, unless it opens the block (a fenced action)."""
+        span = _span_at(self.spans, m.start())
+        return span is None or not self.text[span[0]:m.start()].strip()
+
     def _taken(self, m: re.Match) -> bool:
         return any(c.start <= m.start() < max(c.end, c.start + 1) for c in self.found)
 
@@ -152,8 +159,8 @@ class _Scan:
         rest = text[m.end():]
         if rest.startswith("("):
             inner, consumed = self._balanced(rest, "(", ")")
-            call.args, call.positional = self._call_args(inner or "", call.fixes)
             call.fixes.append(("parse.call_syntax", m.group(1)))
+            call.args, call.positional = self._call_args(inner or "", call.fixes)
             rest = rest[consumed:]
         else:
             line_end = rest.find("\n")
@@ -178,10 +185,14 @@ class _Scan:
 
     def _next_action(self, pos: int) -> int:
         """Where the next action starts (outside code blocks), or the end of the text."""
-        for m in NEXT_ACTION.finditer(self.text, pos):
-            if ((m.group(1) is None or _norm(m.group(1)) in self.known) and not self.inside(m.start())
-                    and not BLOCK_MARK.match(self.text, m.start())):
+        while m := NEXT_ACTION.search(self.text, pos):
+            span = _span_at(self.spans, m.start())
+            if span:
+                pos = span[1]
+            elif (m.group(1) is None or _norm(m.group(1)) in self.known) and not BLOCK_MARK.match(self.text, m.start()):
                 return m.start()
+            else:
+                pos = m.end()
         return len(self.text)
 
     def _object_call(self, src: str, start: int, kind: str) -> RawCall | None:
@@ -297,9 +308,12 @@ class _Scan:
 
 
 def _body(rest: str) -> str | None:
-    """The block after the action, up to the next action: a fenced block's inside, or raw SEARCH/REPLACE text."""
-    if "<<<<<<<" in rest or ">>>>>>>" in rest:
-        return rest.strip("\n").removeprefix("```").strip("\n") if "```" not in rest else _fence_inside(rest)
+    """The block after the action, up to the next action: a fenced block's inside, or raw SEARCH/REPLACE text
+    (raw when a marker comes before any fence: fences inside the blocks are then part of the code)."""
+    marker = min((i for i in (rest.find("<<<<<<<"), rest.find(">>>>>>>")) if i != -1), default=-1)
+    fence = rest.find("```")
+    if marker != -1 and (fence == -1 or marker < fence):
+        return rest.strip("\n")
     return _fence_inside(rest)
 
 

@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from actions.base import Action
 from pyharness.errors import FormatError
 from pyharness.harness.call import ActionCall, Intervention
-from pyharness.harness.parse import ACTION_LINE, FENCE, OPEN_FENCE, RawCall, clean, find_calls
+from pyharness.harness.parse import FENCE, OBSERVATION, OPEN_FENCE, RawCall, clean, find_calls
 from pyharness.harness.repair import repair, resolve_name
 
 LAYERS = ("parse", "repair", "validate", "loops", "steer", "context", "noise", "lint", "confidence", "rank")
@@ -157,7 +157,10 @@ class Pipeline:
                 kind = "repair.pending_write" if self.pending_write else "repair.bare_code"
                 return self._validate(self.actions["write"], {"path": path, "content": code.group(2)},
                                       [(kind, f"a code block with no action became write {path}")])
-        if ACTION_LINE.search(body) is None and not body.strip():
+        if not body.strip() and OBSERVATION.search(text):
+            raise FormatError("no action found: your reply held only an Observation, and observations come from the "
+                              "harness. Reply with one action, e.g.\n" + self._example())
+        if not body.strip():
             raise FormatError("the reply was empty. Reply with one action, e.g.\n" + self._example())
         raise FormatError("no action found. Reply with one action, e.g.\n" + self._example())
 

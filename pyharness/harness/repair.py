@@ -54,8 +54,10 @@ def repair(raw: RawCall, action: Action, fixes: list) -> dict:
         if not isinstance(key, str):
             continue
         target = _target(key, fields, raw.args)
-        if target is None:
-            fixes.append(("repair.drop_key", key))
+        if target is None or value is None and "None" not in str(action.args.model_fields[target].annotation):
+            fixes.append(("repair.drop_key", key))  # unknown, or null where a value is required (the default applies)
+            continue
+        if value is None:
             continue
         if target != key:
             fixes.append(("repair.rename_key", f"{key} -> {target}"))
