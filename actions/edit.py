@@ -126,22 +126,14 @@ def run(args: Args, ctx: Context) -> Observation:
     other = other_forms(args, old)
     if other:
         new, how = other
-        if new == old:
-            raise ActionError(f"edit {args.path}: the code you sent is the same as the file, so nothing changed; "
-                              "change the line that makes the test fail")
-        if ctx.lint:
-            from pyharness.harness.lint import check_change
-
-            problem = check_change(args.path, old, new)
-            if problem:
-                raise ActionError(f"edit {args.path} refused, it would break the file:\n{problem}")
-        rel, _ = ws.write_text(args.path, new)
-        return Observation(f"Edited {rel}: {how}.", data={"changed": rel})
-    new = old
-    for search, replace in blocks(args):
-        new = apply(new, search, replace, args.path)
+    else:
+        new, pairs = old, blocks(args)
+        for search, replace in pairs:
+            new = apply(new, search, replace, args.path)
+        how = f"{len(pairs)} block(s) applied"
     if new == old:
-        raise ActionError(f"edit {args.path}: REPLACE is the same as SEARCH; nothing would change")
+        raise ActionError(f"edit {args.path}: the new code is the same as the file, so nothing changed; "
+                          "change the line that is wrong")
     if ctx.lint:
         from pyharness.harness.lint import check_change
 
@@ -149,7 +141,7 @@ def run(args: Args, ctx: Context) -> Observation:
         if problem:
             raise ActionError(f"edit {args.path} refused, it would break the file:\n{problem}")
     rel, _ = ws.write_text(args.path, new)
-    return Observation(f"Edited {rel}: {len(blocks(args))} block(s) applied.", data={"changed": rel})
+    return Observation(f"Edited {rel}: {how}.", data={"changed": rel})
 
 
 ACTION = Action(
