@@ -93,7 +93,7 @@ class Pipeline:
         after = text[raw.start:]
         if action.name == "edit" and "search" not in raw.args:
             if "REPLACE" not in after:
-                return False
+                return after.count("```") >= 2
             tail = after[after.rfind("REPLACE"):].split("\n")[1:]
             if any(line.lstrip().startswith("<<<<<<<") for line in tail):
                 return False
@@ -146,11 +146,22 @@ class Pipeline:
                 self.pending_write = {"path": args["path"]}
             raise FormatError(f"write {args['path']}: the file content is missing. Send it now as a ```python code "
                               "block, the whole file, nothing else.")
+        if action.name == "edit" and args.get("start") and not args.get("body") and args.get("path"):
+            if first:
+                self.pending_write = {"path": args["path"], "action": "edit", "args": dict(args)}
+            lines = f"{args['start']}-{args.get('end') or args['start']}"
+            raise FormatError(f"edit {args['path']} lines {lines}: the new lines are missing. Send them now as a "
+                              "```python code block, nothing else.")
         return self._validate(action, args, fixes)
 
     def _no_action(self, body: str, text: str) -> ActionCall:
         """A reply with no action: a bare code block may be the content of a write (pending or default file)."""
         code = FENCE.search(body) or OPEN_FENCE.search(body)
+        pending = self.pending_write or {}
+        if code and self.config.on("repair") and pending.get("action") == "edit" and code.group(2).strip():
+            return self._validate(self.actions["edit"], {**pending["args"], "body": code.group(2)},
+                                  [("repair.pending_edit", f"a code block with no action became the edit of "
+                                                           f"{pending['path']}")])
         if code and self.config.on("repair") and "write" in self.actions and code.group(2).strip():
             path = (self.pending_write or {}).get("path") or self.default_write_path
             if path:
