@@ -102,6 +102,21 @@ def _without_fence(body: str) -> str:
     return m.group(1) if m else body
 
 
+def _widen(lines: list[str], new: list[str], start: int, end: int) -> tuple[int, int]:
+    """Line numbers one off: new lines that repeat (nearly) the line just before or after the range take it in."""
+    import difflib
+
+    def same(a: str, b: str) -> bool:
+        return bool(a.strip()) and _indent(a) == _indent(b) and \
+            difflib.SequenceMatcher(None, a.strip(), b.strip()).ratio() >= 0.8
+
+    if len(new) > end - start + 1 and start > 1 and same(new[0], lines[start - 2]):
+        start -= 1
+    if len(new) > end - start + 1 and end < len(lines) and same(new[-1], lines[end]):
+        end += 1
+    return start, end
+
+
 def other_forms(args: Args, old: str) -> tuple[str, str] | None:
     """A body with no SEARCH/REPLACE block: new lines for start..end, or whole functions merged by name."""
     body = _without_fence(args.body or "")
@@ -113,7 +128,8 @@ def other_forms(args: Args, old: str) -> tuple[str, str] | None:
         if not 1 <= args.start <= end <= len(lines):
             raise ActionError(f"edit {args.path}: lines {args.start}-{end} are outside the file (1-{len(lines)})")
         text = body if body.endswith("\n") else body + "\n"
-        return "".join(lines[:args.start - 1]) + text + "".join(lines[end:]), f"replaced lines {args.start}-{end}"
+        start, end = _widen(lines, text.splitlines(), args.start, end)
+        return "".join(lines[:start - 1]) + text + "".join(lines[end:]), f"replaced lines {start}-{end}"
     merged = merge_definitions(old, body)
     if merged:
         return merged[0], f"replaced {', '.join(merged[1])} (the rest of the file kept)"

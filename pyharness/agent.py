@@ -59,10 +59,19 @@ class RunResult:
 class Agent:
     """Drives one model through one job in one workspace."""
 
-    def __init__(self, model: Model, job: Job, ctx: Context, actions: dict[str, Action], *,
-                 config: AgentConfig | None = None, harness: HarnessConfig | None = None,
-                 emit: Callable[..., None] = lambda kind, **data: None, default_write_path: str | None = None,
-                 escalate: Model | None = None):
+    def __init__(
+        self,
+        model: Model,
+        job: Job,
+        ctx: Context,
+        actions: dict[str, Action],
+        *,
+        config: AgentConfig | None = None,
+        harness: HarnessConfig | None = None,
+        emit: Callable[..., None] = lambda kind, **data: None,
+        default_write_path: str | None = None,
+        escalate: Model | None = None,
+    ):
         self.model, self.job, self.ctx, self.emit = model, job, ctx, emit
         self.config = config or AgentConfig()
         self.harness = harness or HarnessConfig()
@@ -91,8 +100,15 @@ class Agent:
         self.ctx.lint = self.harness.on("lint")
         try:
             task = self.job.prepare(self.ctx.workspace, self.ctx)
-            self.transcript.write("start", mode=self.job.mode, task=self.job.task, model=self.model.name,
-                                  layers=sorted(self.harness.layers), system=system, first_message=task)
+            self.transcript.write(
+                "start",
+                mode=self.job.mode,
+                task=self.job.task,
+                model=self.model.name,
+                layers=sorted(self.harness.layers),
+                system=system,
+                first_message=task,
+            )
             nothing = self.job.nothing_to_do()
             if nothing:
                 raise Done(nothing) if nothing.startswith("nothing") else LimitsExceeded(nothing)
@@ -134,7 +150,9 @@ class Agent:
             observation = Observation(f"Format error: {err}", ok=False)
             if self.format_errors >= self.config.max_format_errors:
                 self._record(reply, call, observation)
-                raise LimitsExceeded(f"{self.format_errors} replies in a row had no valid action; last: {err}")
+                raise LimitsExceeded(
+                    f"{self.format_errors} replies in a row had no valid action; last: {err}"
+                ) from None
         except ActionError as err:
             observation = Observation(f"Error: {err}", ok=False)
         if call is not None and self.harness.on("loops"):
@@ -158,7 +176,9 @@ class Agent:
         if self.harness.on("context"):
             text = truncate(text, self.config.observation_chars)
         self.messages.append({"role": "assistant", "content": reply.text.strip() or "(empty reply)"})
-        self.messages.append({"role": "user", "content": f"Observation: {text}" + (f"\n\nHint: {hint}" if hint else "")})
+        self.messages.append(
+            {"role": "user", "content": f"Observation: {text}" + (f"\n\nHint: {hint}" if hint else "")}
+        )
         if self.harness.on("context"):
             self.messages = self.guard.compact(self.messages, self.last_prompt)
 
@@ -171,8 +191,9 @@ class Agent:
             if self.escalate is None or not self.harness.on("confidence"):
                 raise
             call = None
-        self.confidence_last = 0.0 if call is None else self.confidence.score(
-            call, truncated=truncated, format_errors=self.format_errors)
+        self.confidence_last = (
+            0.0 if call is None else self.confidence.score(call, truncated=truncated, format_errors=self.format_errors)
+        )
         if self.escalate is not None and self.harness.on("confidence") and self.confidence_last < THRESHOLD:
             second = self.query(self.escalate)
             try:
@@ -181,18 +202,23 @@ class Agent:
                 if call is None:
                     raise
                 return reply, call
-            better.interventions.append(Intervention("confidence.escalate", f"{self.confidence_last:.2f} -> "
-                                                                            f"{self.escalate.name}"))
+            better.interventions.append(
+                Intervention("confidence.escalate", f"{self.confidence_last:.2f} -> {self.escalate.name}")
+            )
             return second, better
         assert call is not None
         return reply, call
 
     def query(self, model: Model | None = None) -> Reply:
         """Ask the model (or the escalation model) for the next reply."""
-        options = ChatOptions(stop=STOP, max_tokens=self.config.max_tokens, seed=self.result.steps,
-                              temperature=0.7 if self.heat else 0.0,
-                              on_text=lambda piece: self.emit("token", text=piece),
-                              should_stop=self.pipeline.complete if self.harness.on("parse") else None)
+        options = ChatOptions(
+            stop=STOP,
+            max_tokens=self.config.max_tokens,
+            seed=self.result.steps,
+            temperature=0.7 if self.heat else 0.0,
+            on_text=lambda piece: self.emit("token", text=piece),
+            should_stop=self.pipeline.complete if self.harness.on("parse") else None,
+        )
         self.emit("thinking", step=self.result.steps)
         reply = (model or self.model).chat(self.messages, options)
         self.result.prompt_tokens += reply.prompt_tokens
@@ -219,8 +245,11 @@ class Agent:
             # Like aider's auto-test: every change is checked at once, so the model sees its effect next turn.
             tests = self.actions["run_tests"].run(self.actions["run_tests"].args(), self.ctx)
             self._count("steer.autotest")
-            observation = Observation(f"{observation.text}\nTests after this change: {tests.text}", ok=observation.ok,
-                                      data={**observation.data, **tests.data})
+            observation = Observation(
+                f"{observation.text}\nTests after this change: {tests.text}",
+                ok=observation.ok,
+                data={**observation.data, **tests.data},
+            )
         if observation.data.get("green") and self.ctx.workspace.changed:
             note = self._maybe_auto_done(observation)
             if note:
@@ -255,16 +284,21 @@ class Agent:
         copied = isinstance(path, str) and path not in (".", "") and f'"{path}"' in examples
         body = "\n".join(str(call.args.get(k, "")) for k in ("body", "content", "search"))
         shared = {ln.strip() for ln in body.splitlines() if len(ln.strip()) > 6} & {
-            ln.strip() for ln in examples.splitlines() if len(ln.strip()) > 6 and not ln.startswith("Action:")}
+            ln.strip() for ln in examples.splitlines() if len(ln.strip()) > 6 and not ln.startswith("Action:")
+        }
         if shared and isinstance(path, str) and (self.ctx.workspace.root / path).is_file():
             text = (self.ctx.workspace.root / path).read_text(encoding="utf-8", errors="replace")
             if not any(line in text for line in shared):
-                raise ActionError(f"that code is the example from the instructions, not from {path}. Read {path} "
-                                  "and change its own lines.")
+                raise ActionError(
+                    f"that code is the example from the instructions, not from {path}. Read {path} "
+                    "and change its own lines."
+                )
         if copied and not (self.ctx.workspace.root / path).exists():
             files = [f for f in self.ctx.workspace.files() if f.endswith(".py")][:12]
-            raise ActionError(f"{path} is only the example in the instructions, not a file of this repo. "
-                              f"Its Python files are: {', '.join(files)}")
+            raise ActionError(
+                f"{path} is only the example in the instructions, not a file of this repo. "
+                f"Its Python files are: {', '.join(files)}"
+            )
 
     def _suggest(self) -> str:
         """The example a format error shows: the action that most likely comes next in this mode."""
@@ -296,8 +330,9 @@ class Agent:
                 return (call.key(), ws.state_hash()) in self.looked
             if call.name == "write":
                 target = ws.resolve(call.args["path"])
-                return target.is_file() and target.read_text(encoding="utf-8").rstrip("\n") == \
-                    call.args["content"].rstrip("\n")
+                return target.is_file() and target.read_text(encoding="utf-8").rstrip("\n") == call.args[
+                    "content"
+                ].rstrip("\n")
             if call.name == "edit":
                 from actions.edit import Args, blocks
 
@@ -313,13 +348,22 @@ class Agent:
             self._count(item.kind)
         self.emit("observation", observation=observation)
         self.transcript.write(
-            "turn", step=self.result.steps, new_messages=self.messages[-2:] if self.result.steps > 1 else self.messages,
-            reply=reply.text, finish_reason=reply.finish_reason, stopped_early=reply.stopped_early, seconds=round(reply.seconds, 3),
-            prompt_tokens=reply.prompt_tokens, cached_tokens=reply.cached_tokens,
+            "turn",
+            step=self.result.steps,
+            new_messages=self.messages[-2:] if self.result.steps > 1 else self.messages,
+            reply=reply.text,
+            finish_reason=reply.finish_reason,
+            stopped_early=reply.stopped_early,
+            seconds=round(reply.seconds, 3),
+            prompt_tokens=reply.prompt_tokens,
+            cached_tokens=reply.cached_tokens,
             completion_tokens=reply.completion_tokens,
             action=None if call is None else {"name": call.name, "args": call.args},
             interventions=[] if call is None else [vars(i) for i in call.interventions],
-            observation=observation.text, ok=observation.ok, confidence=self.confidence_last)
+            observation=observation.text,
+            ok=observation.ok,
+            confidence=self.confidence_last,
+        )
 
     def _count(self, kind: str) -> None:
         self.result.interventions[kind] = self.result.interventions.get(kind, 0) + 1

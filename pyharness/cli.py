@@ -5,20 +5,33 @@ from typing import Annotated
 
 import typer
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  help="A coding helper for small local models: a tight loop, named actions, no shell.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="A coding helper for small local models: a tight loop, named actions, no shell.",
+)
 model_app = typer.Typer(no_args_is_help=True, help="Embedded model packs.")
 app.add_typer(model_app, name="model")
 
 RepoOpt = Annotated[Path, typer.Option("--repo", help="The repo to work in.")]
-ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help="ollama:NAME, llamacpp:PACK_OR_PATH or "
-                                              "scripted:PATH (default: Ollama's llama3.1:8b if it answers, else "
-                                              "the embedded pack).")]
+ModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        "-m",
+        help="ollama:NAME, llamacpp:PACK_OR_PATH or "
+        "scripted:PATH (default: Ollama's llama3.1:8b if it answers, else "
+        "the embedded pack).",
+    ),
+]
 HarnessOpt = Annotated[str, typer.Option("--harness", help="on, or off for the thin-wrapper baseline.")]
 LayersOpt = Annotated[str | None, typer.Option("--layers", help="Comma-separated harness layers to switch on.")]
 StepsOpt = Annotated[int, typer.Option("--max-steps", help="Model turns before the run stops.")]
-EscalateOpt = Annotated[str | None, typer.Option("--escalate-to", help="A second model for low-confidence turns, "
-                                                 "e.g. ollama:qwen2.5-coder:7b.")]
+EscalateOpt = Annotated[
+    str | None,
+    typer.Option("--escalate-to", help="A second model for low-confidence turns, e.g. ollama:qwen2.5-coder:7b."),
+]
 StreamOpt = Annotated[bool, typer.Option("--stream/--no-stream", help="Show the model's text as it is written.")]
 
 
@@ -27,8 +40,18 @@ def _fail(message: str, code: int = 1) -> None:
     raise typer.Exit(code)
 
 
-def _job(mode: str, task: str, repo: Path, model: str | None, harness: str, layers: str | None, max_steps: int,
-         stream: bool, tests: list[str] | None = None, escalate: str | None = None) -> None:
+def _job(
+    mode: str,
+    task: str,
+    repo: Path,
+    model: str | None,
+    harness: str,
+    layers: str | None,
+    max_steps: int,
+    stream: bool,
+    tests: list[str] | None = None,
+    escalate: str | None = None,
+) -> None:
     from pyharness.agent import AgentConfig
     from pyharness.console import RunView
     from pyharness.errors import ModelError, UserError
@@ -40,8 +63,17 @@ def _job(mode: str, task: str, repo: Path, model: str | None, harness: str, laye
         root = check_repo(repo)
         config = HarnessConfig.parse_spec(harness, layers)
         second = resolve_model(escalate) if escalate else None
-        result = run_job(root, mode, task, resolve_model(model), tests=tests, harness=config,
-                         config=AgentConfig(max_steps=max_steps), emit=RunView(stream=stream), escalate=second)
+        result = run_job(
+            root,
+            mode,
+            task,
+            resolve_model(model),
+            tests=tests,
+            harness=config,
+            config=AgentConfig(max_steps=max_steps),
+            emit=RunView(stream=stream),
+            escalate=second,
+        )
     except (ModelError, UserError, ValueError) as err:
         _fail(str(err))
         return
@@ -52,42 +84,74 @@ def _job(mode: str, task: str, repo: Path, model: str | None, harness: str, laye
 
 
 @app.command()
-def ask(question: str, repo: RepoOpt = Path("."), model: ModelOpt = None, harness: HarnessOpt = "on",
-        layers: LayersOpt = None, max_steps: StepsOpt = 12, stream: StreamOpt = False,
-        escalate_to: EscalateOpt = None) -> None:
+def ask(
+    question: str,
+    repo: RepoOpt = Path("."),
+    model: ModelOpt = None,
+    harness: HarnessOpt = "on",
+    layers: LayersOpt = None,
+    max_steps: StepsOpt = 12,
+    stream: StreamOpt = False,
+    escalate_to: EscalateOpt = None,
+) -> None:
     """Answer a question about the repo, citing path:line."""
     _job("ask", question, repo, model, harness, layers, max_steps, stream, escalate=escalate_to)
 
 
 @app.command()
-def fix(tests: Annotated[list[str] | None, typer.Argument(help="Test files or node ids (default: all).")] = None,
-        repo: RepoOpt = Path("."), model: ModelOpt = None, harness: HarnessOpt = "on", layers: LayersOpt = None,
-        max_steps: StepsOpt = 20, stream: StreamOpt = False, escalate_to: EscalateOpt = None) -> None:
+def fix(
+    tests: Annotated[list[str] | None, typer.Argument(help="Test files or node ids (default: all).")] = None,
+    repo: RepoOpt = Path("."),
+    model: ModelOpt = None,
+    harness: HarnessOpt = "on",
+    layers: LayersOpt = None,
+    max_steps: StepsOpt = 20,
+    stream: StreamOpt = False,
+    escalate_to: EscalateOpt = None,
+) -> None:
     """Run the tests; if any fail, repair the code until they pass."""
     _job("fix", "", repo, model, harness, layers, max_steps, stream, tests=tests, escalate=escalate_to)
 
 
 @app.command()
-def add(feature: str, repo: RepoOpt = Path("."), model: ModelOpt = None, harness: HarnessOpt = "on",
-        layers: LayersOpt = None, max_steps: StepsOpt = 20, stream: StreamOpt = False,
-        escalate_to: EscalateOpt = None) -> None:
+def add(
+    feature: str,
+    repo: RepoOpt = Path("."),
+    model: ModelOpt = None,
+    harness: HarnessOpt = "on",
+    layers: LayersOpt = None,
+    max_steps: StepsOpt = 20,
+    stream: StreamOpt = False,
+    escalate_to: EscalateOpt = None,
+) -> None:
     """Add a feature together with a test for it."""
     _job("add", feature, repo, model, harness, layers, max_steps, stream, escalate=escalate_to)
 
 
 @app.command()
-def run(task: str, repo: RepoOpt = Path("."), model: ModelOpt = None, harness: HarnessOpt = "on",
-        layers: LayersOpt = None, max_steps: StepsOpt = 20, stream: StreamOpt = False,
-        escalate_to: EscalateOpt = None) -> None:
+def run(
+    task: str,
+    repo: RepoOpt = Path("."),
+    model: ModelOpt = None,
+    harness: HarnessOpt = "on",
+    layers: LayersOpt = None,
+    max_steps: StepsOpt = 20,
+    stream: StreamOpt = False,
+    escalate_to: EscalateOpt = None,
+) -> None:
     """Any other change to the repo; done when the model says so and the suite is green."""
     _job("run", task, repo, model, harness, layers, max_steps, stream, escalate=escalate_to)
 
 
 @app.command()
-def demo(model: ModelOpt = None, harness: HarnessOpt = "on", max_steps: StepsOpt = 20, stream: StreamOpt = False,
-         only: Annotated[list[str] | None, typer.Option("--only", help="Run only these jobs (ask/fix/add/run).")] = None,
-         keep: Annotated[Path | None, typer.Option("--keep", help="Keep the demo repos in this folder.")] = None
-         ) -> None:
+def demo(
+    model: ModelOpt = None,
+    harness: HarnessOpt = "on",
+    max_steps: StepsOpt = 20,
+    stream: StreamOpt = False,
+    only: Annotated[list[str] | None, typer.Option("--only", help="Run only these jobs (ask/fix/add/run).")] = None,
+    keep: Annotated[Path | None, typer.Option("--keep", help="Keep the demo repos in this folder.")] = None,
+) -> None:
     """Run the four first-run jobs on a fresh copy of demo/orders and print a table."""
     from rich.console import Console
 
@@ -102,14 +166,29 @@ def demo(model: ModelOpt = None, harness: HarnessOpt = "on", max_steps: StepsOpt
     try:
         chosen = resolve_model(model)
         console.print(f"demo with model [bold]{chosen.name}[/bold]")
-        outcomes = run_demo(chosen, harness=HarnessConfig.parse_spec(harness), config=AgentConfig(max_steps=max_steps),
-                            only=only, emit=RunView(stream=stream), keep=keep,
-                            announce=lambda text: console.print(f"\n[bold]{text}[/bold]"))
+        outcomes = run_demo(
+            chosen,
+            harness=HarnessConfig.parse_spec(harness),
+            config=AgentConfig(max_steps=max_steps),
+            only=only,
+            emit=RunView(stream=stream),
+            keep=keep,
+            announce=lambda text: console.print(f"\n[bold]{text}[/bold]"),
+        )
     except (ModelError, ValueError) as err:
         _fail(str(err))
         return
-    rows = [{"job": o.name, "ok": o.ok, "steps": o.result.steps, "seconds": o.result.seconds, "note": o.note,
-             "tokens": o.result.prompt_tokens + o.result.completion_tokens} for o in outcomes]
+    rows = [
+        {
+            "job": o.name,
+            "ok": o.ok,
+            "steps": o.result.steps,
+            "seconds": o.result.seconds,
+            "note": o.note,
+            "tokens": o.result.prompt_tokens + o.result.completion_tokens,
+        }
+        for o in outcomes
+    ]
     console.print(jobs_table(rows, title=f"ph demo — {chosen.name}"))
     console.print(f"demo: {sum(o.ok for o in outcomes)}/{len(outcomes)} jobs succeeded")
 
@@ -135,8 +214,9 @@ def model_pull(pack: Annotated[str, typer.Argument(help="Pack name.")] = "qwen2.
     if pack not in PACKS:
         _fail(f"unknown pack '{pack}': known packs are {', '.join(PACKS)}")
     try:
-        with Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(),
-                      TransferSpeedColumn()) as progress:
+        with Progress(
+            "[progress.description]{task.description}", BarColumn(), DownloadColumn(), TransferSpeedColumn()
+        ) as progress:
             task = progress.add_task(f"pull {pack}", total=PACKS[pack].size)
             path = pull(PACKS[pack], progress=lambda done, total: progress.update(task, completed=done))
     except ModelError as err:
@@ -177,13 +257,17 @@ def log(repo: RepoOpt = Path("."), limit: Annotated[int, typer.Option(help="How 
         records = read_transcript(path)
         end = next((r for r in reversed(records) if r["event"] == "end"), {})
         tokens = end.get("prompt_tokens", 0) + end.get("completion_tokens", 0)
-        typer.echo(f"{path.stem}\t{end.get('outcome', 'unfinished')}\t{end.get('steps', '?')} steps\t{tokens} tokens"
-                   f"\t{end.get('seconds', '?')} s\t{end.get('reason', '')[:80]}")
+        typer.echo(
+            f"{path.stem}\t{end.get('outcome', 'unfinished')}\t{end.get('steps', '?')} steps\t{tokens} tokens"
+            f"\t{end.get('seconds', '?')} s\t{end.get('reason', '')[:80]}"
+        )
 
 
 @app.command()
-def show(run_id: Annotated[str, typer.Argument(help="A run name from `ph log`, or a transcript path.")],
-         repo: RepoOpt = Path(".")) -> None:
+def show(
+    run_id: Annotated[str, typer.Argument(help="A run name from `ph log`, or a transcript path.")],
+    repo: RepoOpt = Path("."),
+) -> None:
     """Show one run turn by turn: the model's reply, the action, the harness's fixes, the observation."""
     from pyharness.transcript import read_transcript
 
@@ -195,9 +279,11 @@ def show(run_id: Annotated[str, typer.Argument(help="A run name from `ph log`, o
             typer.echo(f"# {record['mode']} with {record['model']}: {record['task']}")
         elif record["event"] == "turn":
             fixes = ", ".join(i["kind"] for i in record["interventions"]) or "none"
-            typer.echo(f"\n## step {record['step']} ({record['seconds']} s, {record['prompt_tokens']} prompt tokens, "
-                       f"{record['cached_tokens']} cached)\n{record['reply']}\n-- action: {record['action']}; "
-                       f"harness: {fixes}\n{record['observation']}")
+            typer.echo(
+                f"\n## step {record['step']} ({record['seconds']} s, {record['prompt_tokens']} prompt tokens, "
+                f"{record['cached_tokens']} cached)\n{record['reply']}\n-- action: {record['action']}; "
+                f"harness: {fixes}\n{record['observation']}"
+            )
         elif record["event"] == "end":
             typer.echo(f"\n# {record['outcome']}: {record['reason']}")
 
@@ -226,22 +312,38 @@ def doctor() -> None:
 
 
 @app.command("eval")
-def eval_(suite: Annotated[str, typer.Argument(help="stdout, humaneval, jobs, or a directory of task files.")],
-          tasks: Annotated[str | None, typer.Option("--tasks", help="Glob on task ids (commas for several), "
-                                                    "or @FILE listing ids.")] = None,
-          model: Annotated[list[str] | None, typer.Option("--model", "-m", help="Model spec; repeat to compare "
-                                                          "models. scripted:DIR reads DIR/<task id>.json.")] = None,
-          repeat: Annotated[int, typer.Option("--repeat", min=1, help="Runs of each task per configuration.")] = 1,
-          configs: Annotated[list[str] | None, typer.Option("--configs", help="Configurations, e.g. harness=on,off "
-                                                            "(axes: harness, protocol).")] = None,
-          workers: Annotated[int, typer.Option("--workers", min=1, help="Tasks run in parallel threads.")] = 1,
-          out: Annotated[Path | None, typer.Option("--out", help="Results folder (default out/eval-SUITE).")] = None,
-          check: Annotated[bool, typer.Option("--check", help="Sanity-check every task first (reference passes, "
-                                              "empty fails); failing tasks are listed and left out.")] = False,
-          max_steps: StepsOpt = 20,
-          max_seconds: Annotated[float, typer.Option("--max-seconds", help="Wall-clock budget per run.")] = 900.0,
-          retry_errors: Annotated[bool, typer.Option("--retry-errors", help="Run again the runs that ended in a "
-                                                     "model error.")] = False) -> None:
+def eval_(
+    suite: Annotated[str, typer.Argument(help="stdout, humaneval, jobs, or a directory of task files.")],
+    tasks: Annotated[
+        str | None, typer.Option("--tasks", help="Glob on task ids (commas for several), or @FILE listing ids.")
+    ] = None,
+    model: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--model", "-m", help="Model spec; repeat to compare models. scripted:DIR reads DIR/<task id>.json."
+        ),
+    ] = None,
+    repeat: Annotated[int, typer.Option("--repeat", min=1, help="Runs of each task per configuration.")] = 1,
+    configs: Annotated[
+        list[str] | None,
+        typer.Option("--configs", help="Configurations, e.g. harness=on,off (axes: harness, protocol)."),
+    ] = None,
+    workers: Annotated[int, typer.Option("--workers", min=1, help="Tasks run in parallel threads.")] = 1,
+    out: Annotated[Path | None, typer.Option("--out", help="Results folder (default out/eval-SUITE).")] = None,
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check",
+            help="Sanity-check every task first (reference passes, "
+            "empty fails); failing tasks are listed and left out.",
+        ),
+    ] = False,
+    max_steps: StepsOpt = 20,
+    max_seconds: Annotated[float, typer.Option("--max-seconds", help="Wall-clock budget per run.")] = 900.0,
+    retry_errors: Annotated[
+        bool, typer.Option("--retry-errors", help="Run again the runs that ended in a model error.")
+    ] = False,
+) -> None:
     """Run an eval suite: each task x model x configuration x repeat, interleaved, resumable, with a report."""
     from concurrent.futures import ThreadPoolExecutor
 
@@ -268,8 +370,10 @@ def eval_(suite: Annotated[str, typer.Argument(help="stdout, humaneval, jobs, or
             for verdict in verdicts:
                 if not verdict.ok:
                     err.print(f"[red]excluded[/red] {verdict.task}: {verdict.note}")
-            console.print(f"check: {len(verdicts) - len(bad)}/{len(verdicts)} tasks sound"
-                          + (f", {len(bad)} excluded" if bad else ""))
+            console.print(
+                f"check: {len(verdicts) - len(bad)}/{len(verdicts)} tasks sound"
+                + (f", {len(bad)} excluded" if bad else "")
+            )
             chosen = [t for t in chosen if t.id not in bad]
             if not model:
                 raise typer.Exit(1 if bad or loaded.problems else 0)
@@ -282,20 +386,32 @@ def eval_(suite: Annotated[str, typer.Argument(help="stdout, humaneval, jobs, or
             err.print("note: a llama.cpp model runs in this process and cannot serve two threads: using 1 worker")
             workers = 1
         folder = out or Path("out") / f"eval-{loaded.name}"
-        plan = EvalPlan(loaded.name, chosen, model, plan_configs, repeat,
-                        AgentConfig(max_steps=max_steps, max_seconds=max_seconds))
+        plan = EvalPlan(
+            loaded.name, chosen, model, plan_configs, repeat, AgentConfig(max_steps=max_steps, max_seconds=max_seconds)
+        )
         todo = len(pending(plan, folder / "results.jsonl", retry_errors))
-        console.print(f"eval {loaded.name}: {len(chosen)} tasks x {len(model)} model(s) x {len(plan_configs)} "
-                      f"config(s) x {repeat} repeat(s) -> {folder}"
-                      + (f" (resuming: {todo} runs left)" if (folder / "results.jsonl").exists() else ""))
-        run_eval(plan, folder, models, workers=workers, retry_errors=retry_errors,
-                 on_result=lambda record, done, total: console.print(progress_line(record, done, total, len(model) > 1)))
+        console.print(
+            f"eval {loaded.name}: {len(chosen)} tasks x {len(model)} model(s) x {len(plan_configs)} "
+            f"config(s) x {repeat} repeat(s) -> {folder}"
+            + (f" (resuming: {todo} runs left)" if (folder / "results.jsonl").exists() else "")
+        )
+        run_eval(
+            plan,
+            folder,
+            models,
+            workers=workers,
+            retry_errors=retry_errors,
+            on_result=lambda record, done, total: console.print(progress_line(record, done, total, len(model) > 1)),
+        )
     except (ModelError, UserError, ValueError) as error:
         _fail(str(error))
         return
     except KeyboardInterrupt:
-        _fail("interrupted" + (f"; finished runs are in {folder / 'results.jsonl'}: run the same command to resume"
-                               if folder else ""), 130)
+        _fail(
+            "interrupted"
+            + (f"; finished runs are in {folder / 'results.jsonl'}: run the same command to resume" if folder else ""),
+            130,
+        )
         return
     records, problems = read_results(folder / "results.jsonl")
     for problem in problems:

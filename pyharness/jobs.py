@@ -50,20 +50,26 @@ class Job:
         self.test_hashes = _test_hashes(ws)
         files = repo_map(ws)
         if self.mode == "ask":
-            return (f"Question: {self.task}\n\nRepository files:\n{files}\n\nFind the answer in the code (search or "
-                    "read), then use answer and cite the file as path:line.")
+            return (
+                f"Question: {self.task}\n\nRepository files:\n{files}\n\nFind the answer in the code (search or "
+                "read), then use answer and cite the file as path:line."
+            )
         if self.mode == "fix":
             self.first_run = run_pytest(ws.root, self.tests, timeout=ctx.test_timeout, python=ctx.python)
             self.failing_before = list(self.first_run.failing)
             extra = f"\nAlso: {self.task}" if self.task else ""
             related = related_source(ws, self.first_run.first_traceback)
-            return (f"The tests fail. Fix the code so that they pass; do not change the tests.{extra}\n\n"
-                    f"{self.first_run.observation()}\n\n{related}Repository files:\n{files}")
+            return (
+                f"The tests fail. Fix the code so that they pass; do not change the tests.{extra}\n\n"
+                f"{self.first_run.observation()}\n\n{related}Repository files:\n{files}"
+            )
         if self.mode == "add":
             self.original = Path(tempfile.mkdtemp(prefix="ph-original-"))
             shutil.copytree(ws.root, self.original, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*SKIP_DIRS))
-            return (f"Feature to add: {self.task}\n\nSteps: write a test for it in a new file under tests/, implement "
-                    f"it, run_tests, then done.\n\nRepository files:\n{files}")
+            return (
+                f"Feature to add: {self.task}\n\nSteps: write a test for it in a new file under tests/, implement "
+                f"it, run_tests, then done.\n\nRepository files:\n{files}"
+            )
         if self.mode == "stdout":
             return self.task
         return f"Task: {self.task}\n\nWhen the change is made, run_tests, then done.\n\nRepository files:\n{files}"
@@ -83,8 +89,10 @@ class Job:
         changed_tests = [p for p, h in _test_hashes(ws).items() if self.test_hashes.get(p) != h]
         removed = [p for p in self.test_hashes if not (ws.root / p).exists()]
         if self.mode == "fix" and (changed_tests or removed):
-            raise ActionError(f"not done: test files changed ({', '.join(changed_tests + removed)}); "
-                              "the tests are the judge — change the code instead")
+            raise ActionError(
+                f"not done: test files changed ({', '.join(changed_tests + removed)}); "
+                "the tests are the judge — change the code instead"
+            )
         suite = run_pytest(ws.root, timeout=ctx.test_timeout, python=ctx.python)
         ctx.last_test = suite
         if self.mode == "stdout":
@@ -113,16 +121,22 @@ class Job:
         where = _locate(text, ws)
         if where:
             fixed = json.dumps({"text": f"{text.strip().rstrip('.')} ({where})."})
-            raise ActionError(f"not accepted: the answer must cite the file it comes from as path:line. "
-                              f"If {where} is the source, reply:\nAction: answer {fixed}")
-        raise ActionError("not accepted: the answer must cite a file you read, as path:line "
-                          f"(files read so far: {read}). Read the file, then answer again.")
+            raise ActionError(
+                f"not accepted: the answer must cite the file it comes from as path:line. "
+                f"If {where} is the source, reply:\nAction: answer {fixed}"
+            )
+        raise ActionError(
+            "not accepted: the answer must cite a file you read, as path:line "
+            f"(files read so far: {read}). Read the file, then answer again."
+        )
 
     def _accept_new_tests(self, changed_tests: list[str], suite: TestRun, ctx: Context) -> str:
         new_tests = [p for p in changed_tests if p.endswith(".py") and Path(p).name.startswith("test")]
         if not new_tests:
-            raise ActionError("not done: add a test for the feature in a new file under tests/ "
-                              "(e.g. tests/test_feature.py), then run_tests")
+            raise ActionError(
+                "not done: add a test for the feature in a new file under tests/ "
+                "(e.g. tests/test_feature.py), then run_tests"
+            )
         assert self.original is not None
         trial = Path(tempfile.mkdtemp(prefix="ph-trial-"))
         try:
@@ -134,8 +148,10 @@ class Job:
         finally:
             shutil.rmtree(trial, ignore_errors=True)
         if before.green:
-            raise ActionError(f"not done: the new test ({', '.join(new_tests)}) also passes on the original code, "
-                              "so it does not test the feature; test the new behaviour")
+            raise ActionError(
+                f"not done: the new test ({', '.join(new_tests)}) also passes on the original code, "
+                "so it does not test the feature; test the new behaviour"
+            )
         return f"new test {new_tests[0]} fails on the old code and passes now; {suite.summary()}"
 
     def cleanup(self) -> None:
@@ -173,12 +189,19 @@ def related_source(ws: Workspace, traceback: str, limit: int = 2) -> str:
         except SyntaxError:
             continue
         lines = source.splitlines()
-        constants = {t.id: node.lineno for node in tree.body if isinstance(node, ast.Assign)
-                     for t in node.targets if isinstance(t, ast.Name)}
+        constants = {
+            t.id: node.lineno
+            for node in tree.body
+            if isinstance(node, ast.Assign)
+            for t in node.targets
+            if isinstance(t, ast.Name)
+        }
         for node in tree.body:
             if isinstance(node, ast.FunctionDef | ast.ClassDef) and node.name in names:
                 start, end = node.lineno, min(node.end_lineno or node.lineno, node.lineno + 30)
-                used = sorted({constants[n.id] for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in constants})
+                used = sorted(
+                    {constants[n.id] for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in constants}
+                )
                 numbered = [*used, *range(start, end + 1)]
                 body = "\n".join(f"{n:>3}| {lines[n - 1]}" for n in numbered)
                 rank = (isinstance(node, ast.ClassDef), names.index(node.name))

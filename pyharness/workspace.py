@@ -13,10 +13,31 @@ from pyharness.errors import ActionError
 # Refused in every mode, even when absent; matched against each path part, case-insensitively.
 PROTECTED_PARTS = (".git", ".ph", ".env", ".env.*", ".venv", "*.pem", "*.key", "id_rsa*", ".ssh")
 # Refused for writes in fix mode (the tests and their config are the judge).
-TEST_PATTERNS = ("tests/*", "test/*", "test_*.py", "*_test.py", "conftest.py", "pytest.ini", "tox.ini",
-                 "setup.cfg", "pyproject.toml")
-SKIP_DIRS = {".git", ".ph", ".venv", "venv", "__pycache__", "node_modules", ".pytest_cache", ".mypy_cache",
-             ".ruff_cache", ".hypothesis", "build", "dist"}
+TEST_PATTERNS = (
+    "tests/*",
+    "test/*",
+    "test_*.py",
+    "*_test.py",
+    "conftest.py",
+    "pytest.ini",
+    "tox.ini",
+    "setup.cfg",
+    "pyproject.toml",
+)
+SKIP_DIRS = {
+    ".git",
+    ".ph",
+    ".venv",
+    "venv",
+    "__pycache__",
+    "node_modules",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".hypothesis",
+    "build",
+    "dist",
+}
 
 
 @dataclass
@@ -53,7 +74,7 @@ class Workspace:
     def resolve(self, path: str, *, write: bool = False) -> Path:
         """Turn a model-given path into an absolute path inside the repo, or raise ActionError."""
         if not isinstance(path, str) or not path.strip():
-            raise ActionError("path is empty: give a path relative to the repo root, e.g. \"orders/core.py\"")
+            raise ActionError('path is empty: give a path relative to the repo root, e.g. "orders/core.py"')
         if any(ord(c) < 32 for c in path):
             raise ActionError(f"path {path!r} contains control characters")
         text = path.strip()
@@ -70,7 +91,9 @@ class Workspace:
             if any(fnmatch.fnmatch(part.lower(), pat) for pat in PROTECTED_PARTS):
                 raise ActionError(f"{path} is protected (version control, harness state, secrets); refused")
         if write and self.protect_tests and self.is_test_path(rel):
-            raise ActionError(f"{rel} is a test or test config file; in fix mode the tests are the judge: change the code")
+            raise ActionError(
+                f"{rel} is a test or test config file; in fix mode the tests are the judge: change the code"
+            )
         return real
 
     def rel(self, path: Path) -> str:
@@ -85,8 +108,14 @@ class Workspace:
     def files(self) -> list[str]:
         """Text files of the repo (tracked by git when it is a git repo), sorted."""
         try:
-            out = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=self.root,
-                                 capture_output=True, text=True, timeout=20, check=True).stdout.splitlines()
+            out = subprocess.run(
+                ["git", "ls-files", "-co", "--exclude-standard"],
+                cwd=self.root,
+                capture_output=True,
+                text=True,
+                timeout=20,
+                check=True,
+            ).stdout.splitlines()
             names = [n for n in out if n and not any(p in SKIP_DIRS for p in n.split("/"))]
         except (subprocess.SubprocessError, OSError):
             names = []
@@ -122,8 +151,10 @@ class Workspace:
             raise ActionError(f"{path} is a directory")
         data = content.encode("utf-8")
         if len(data) > self.limit.max_bytes_per_write:
-            raise ActionError(f"write refused: {len(data)} bytes is over the limit of {self.limit.max_bytes_per_write} "
-                              "per write; split the change into edits")
+            raise ActionError(
+                f"write refused: {len(data)} bytes is over the limit of {self.limit.max_bytes_per_write} "
+                "per write; split the change into edits"
+            )
         old = real.read_text(encoding="utf-8", errors="replace") if real.exists() else None
         if rel not in self.changed and len(self.changed) >= self.limit.max_files:
             raise ActionError(f"write refused: this run already changed {len(self.changed)} files (the limit)")

@@ -4,17 +4,24 @@ import json
 import subprocess
 import sys
 
-FIX_EDIT = ('Thought: the threshold should include 10\nAction: edit {"path": "orders/pricing.py"}\n'
-            "<<<<<<< SEARCH\n    if line.quantity > BULK_THRESHOLD:\n=======\n"
-            "    if line.quantity >= BULK_THRESHOLD:\n>>>>>>> REPLACE")
+FIX_EDIT = (
+    'Thought: the threshold should include 10\nAction: edit {"path": "orders/pricing.py"}\n'
+    "<<<<<<< SEARCH\n    if line.quantity > BULK_THRESHOLD:\n=======\n"
+    "    if line.quantity >= BULK_THRESHOLD:\n>>>>>>> REPLACE"
+)
 
 
 def test_ask_happy_path(orders, drive):
     repo = orders("ask")
-    result, records = drive(repo, "ask", "Which file defines the tax rate for books?", [
-        'Action: read("orders/tax.py")',
-        'Action: answer {"text": "orders/tax.py:9 sets the books rate to 0.05"}',
-    ])
+    result, records = drive(
+        repo,
+        "ask",
+        "Which file defines the tax rate for books?",
+        [
+            'Action: read("orders/tax.py")',
+            'Action: answer {"text": "orders/tax.py:9 sets the books rate to 0.05"}',
+        ],
+    )
     assert result.outcome == "done"
     assert result.answer == "orders/tax.py:9 sets the books rate to 0.05"
     turns = [r for r in records if r["event"] == "turn"]
@@ -26,11 +33,16 @@ def test_ask_happy_path(orders, drive):
 
 def test_ask_refuses_an_answer_citing_no_file_read(orders, drive):
     repo = orders("ask")
-    result, records = drive(repo, "ask", "Which file defines the tax rate for books?", [
-        'Action: answer {"text": "It is in orders/tax.py"}',
-        'Action: read {"path": "orders/tax.py"}',
-        'Action: answer {"text": "orders/tax.py:9, 0.05"}',
-    ])
+    result, records = drive(
+        repo,
+        "ask",
+        "Which file defines the tax rate for books?",
+        [
+            'Action: answer {"text": "It is in orders/tax.py"}',
+            'Action: read {"path": "orders/tax.py"}',
+            'Action: answer {"text": "orders/tax.py:9, 0.05"}',
+        ],
+    )
     turns = [r for r in records if r["event"] == "turn"]
     assert "must cite a file you read" in turns[0]["observation"]
     assert result.outcome == "done" and result.steps == 3
@@ -38,9 +50,16 @@ def test_ask_refuses_an_answer_citing_no_file_read(orders, drive):
 
 def test_fix_happy_path_ends_on_green_tests(orders, drive):
     repo = orders("fix")
-    result, records = drive(repo, "fix", "", [
-        'Action: read {"path": "orders/pricing.py"}', FIX_EDIT, "Action: run_tests()",
-    ])
+    result, records = drive(
+        repo,
+        "fix",
+        "",
+        [
+            'Action: read {"path": "orders/pricing.py"}',
+            FIX_EDIT,
+            "Action: run_tests()",
+        ],
+    )
     assert result.outcome == "done", result.reason
     assert "1 failing test(s) now pass" in result.reason
     assert "quantity >= BULK_THRESHOLD" in (repo / "orders/pricing.py").read_text()
@@ -50,8 +69,12 @@ def test_fix_happy_path_ends_on_green_tests(orders, drive):
 
 def test_fix_premature_done_gets_the_traceback(orders, drive):
     repo = orders("fix")
-    result, records = drive(repo, "fix", "", ['Action: done {"summary": "fixed"}', FIX_EDIT,
-                                              'Action: done {"summary": "fixed the threshold"}'])
+    result, records = drive(
+        repo,
+        "fix",
+        "",
+        ['Action: done {"summary": "fixed"}', FIX_EDIT, 'Action: done {"summary": "fixed the threshold"}'],
+    )
     turns = [r for r in records if r["event"] == "turn"]
     assert turns[0]["observation"].startswith("Error: not done: the test suite is not green")
     assert "test_bulk_discount_applies" in turns[0]["observation"]
@@ -62,9 +85,15 @@ def test_fix_premature_done_gets_the_traceback(orders, drive):
 def test_fix_refuses_writes_to_tests(orders, drive):
     repo = orders("fix")
     before = (repo / "tests/test_pricing.py").read_text()
-    result, records = drive(repo, "fix", "", [
-        'Action: write {"path": "tests/test_pricing.py", "content": "def test_ok():\\n    pass\\n"}',
-    ], max_steps=1)
+    result, records = drive(
+        repo,
+        "fix",
+        "",
+        [
+            'Action: write {"path": "tests/test_pricing.py", "content": "def test_ok():\\n    pass\\n"}',
+        ],
+        max_steps=1,
+    )
     turns = [r for r in records if r["event"] == "turn"]
     assert "test or test config file" in turns[0]["observation"]
     assert (repo / "tests/test_pricing.py").read_text() == before
@@ -74,13 +103,19 @@ def test_fix_refuses_writes_to_tests(orders, drive):
 def test_add_happy_path_needs_a_test_that_fails_on_old_code(orders, drive, demo_jobs):
     repo = orders("add")
     impl = demo_jobs["add"]["reference"][0]["replace"]
-    test = ("from orders.shipping import shipping_cost\n\n\ndef test_shipping():\n"
-            "    assert shipping_cost(3.5) == 7.25\n")
-    result, records = drive(repo, "add", demo_jobs["add"]["task"], [
-        f'Action: write {{"path": "tests/test_shipping.py"}}\n```python\n{test}```',
-        f'Action: write {{"path": "orders/shipping.py"}}\n```python\n{impl}```',
-        "Action: run_tests {}",
-    ])
+    test = (
+        "from orders.shipping import shipping_cost\n\n\ndef test_shipping():\n    assert shipping_cost(3.5) == 7.25\n"
+    )
+    result, records = drive(
+        repo,
+        "add",
+        demo_jobs["add"]["task"],
+        [
+            f'Action: write {{"path": "tests/test_shipping.py"}}\n```python\n{test}```',
+            f'Action: write {{"path": "orders/shipping.py"}}\n```python\n{impl}```',
+            "Action: run_tests {}",
+        ],
+    )
     assert result.outcome == "done", result.reason
     assert "fails on the old code" in result.reason
     assert (repo / "orders/shipping.py").read_text() == impl
@@ -88,20 +123,30 @@ def test_add_happy_path_needs_a_test_that_fails_on_old_code(orders, drive, demo_
 
 def test_run_happy_path(orders, drive, demo_jobs):
     repo = orders("run")
-    result, _ = drive(repo, "run", demo_jobs["run"]["task"], [
-        'Action: edit {"path": "orders/tax.py"}\n<<<<<<< SEARCH\n    "food": 0.07,\n=======\n    "food": 0.08,\n'
-        ">>>>>>> REPLACE",
-        "Action: run_tests {}",
-        'Action: done {"summary": "food rate is 0.08"}',
-    ])
+    result, _ = drive(
+        repo,
+        "run",
+        demo_jobs["run"]["task"],
+        [
+            'Action: edit {"path": "orders/tax.py"}\n<<<<<<< SEARCH\n    "food": 0.07,\n=======\n    "food": 0.08,\n'
+            ">>>>>>> REPLACE",
+            "Action: run_tests {}",
+            'Action: done {"summary": "food rate is 0.08"}',
+        ],
+    )
     assert result.outcome == "done"
     assert '"food": 0.08' in (repo / "orders/tax.py").read_text()
 
 
 def test_step_budget_ends_the_run_cleanly(orders, drive):
     repo = orders("ask")
-    result, records = drive(repo, "ask", "q", ['Action: list {}', 'Action: read {"path": "orders/tax.py"}',
-                                               'Action: read {"path": "orders/lines.py"}'], max_steps=2)
+    result, records = drive(
+        repo,
+        "ask",
+        "q",
+        ["Action: list {}", 'Action: read {"path": "orders/tax.py"}', 'Action: read {"path": "orders/lines.py"}'],
+        max_steps=2,
+    )
     assert result.outcome == "stopped"
     assert "step budget of 2" in result.reason
     assert len([r for r in records if r["event"] == "turn"]) == 2
@@ -109,12 +154,17 @@ def test_step_budget_ends_the_run_cleanly(orders, drive):
 
 def test_unknown_action_and_garbage_get_clear_errors(orders, drive):
     repo = orders("ask")
-    result, records = drive(repo, "ask", "q", [
-        'Action: frobnicate {"x": 1}',
-        "I think the answer is somewhere in the code.",
-        'Action: read {"path": "orders/tax.py"}',
-        'Action: answer {"text": "orders/tax.py:9"}',
-    ])
+    result, records = drive(
+        repo,
+        "ask",
+        "q",
+        [
+            'Action: frobnicate {"x": 1}',
+            "I think the answer is somewhere in the code.",
+            'Action: read {"path": "orders/tax.py"}',
+            'Action: answer {"text": "orders/tax.py:9"}',
+        ],
+    )
     turns = [r for r in records if r["event"] == "turn"]
     assert "unknown action 'frobnicate'" in turns[0]["observation"]
     assert "Use one of: read, search, list, answer" in turns[0]["observation"]
@@ -132,8 +182,16 @@ def test_three_bad_replies_in_a_row_stop_the_run(orders, drive):
 
 def test_transcript_records_every_turn_with_tokens(orders, drive):
     repo = orders("ask")
-    result, records = drive(repo, "ask", "q", ['Action: list {}', 'Action: read {"path": "orders/tax.py"}',
-                                               'Action: answer {"text": "orders/tax.py:9 0.05"}'])
+    result, records = drive(
+        repo,
+        "ask",
+        "q",
+        [
+            "Action: list {}",
+            'Action: read {"path": "orders/tax.py"}',
+            'Action: answer {"text": "orders/tax.py:9 0.05"}',
+        ],
+    )
     turns = [r for r in records if r["event"] == "turn"]
     assert [t["step"] for t in turns] == [1, 2, 3]
     for turn in turns:
@@ -146,46 +204,84 @@ def test_transcript_records_every_turn_with_tokens(orders, drive):
 def test_cli_scripted_run_out_of_replies_is_one_line(orders, tmp_path):
     repo = orders("ask")
     replies = tmp_path / "r.json"
-    replies.write_text(json.dumps(['Action: list {}']))
-    proc = subprocess.run([sys.executable, "-m", "pyharness.cli", "ask", "where?", "--repo", str(repo),
-                           "--model", f"scripted:{replies}"], capture_output=True, text=True, timeout=60)
+    replies.write_text(json.dumps(["Action: list {}"]))
+    proc = subprocess.run(
+        [sys.executable, "-m", "pyharness.cli", "ask", "where?", "--repo", str(repo), "--model", f"scripted:{replies}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 1
     assert proc.stderr.strip().splitlines()[-1] == "ph: the scripted model ran out of replies after 1 turns"
 
 
 def test_cli_wrong_repo_path_is_one_line(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "pyharness.cli", "ask", "q", "--repo", str(tmp_path / "nope"),
-                           "--model", "scripted:x.json"], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pyharness.cli",
+            "ask",
+            "q",
+            "--repo",
+            str(tmp_path / "nope"),
+            "--model",
+            "scripted:x.json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 1
     assert proc.stderr.strip() == f"ph: repo {tmp_path / 'nope'} does not exist"
 
 
 def test_uncited_answer_gets_a_literal_corrected_example(orders, drive):
     repo = orders("ask")
-    result, records = drive(repo, "ask", "Which file defines the tax rate for books?", [
-        'Action: read {"path": "orders/tax.py"}',
-        'Action: answer {"text": "The tax rate for books is 0.05."}',
-        'Action: answer {"text": "The tax rate for books is 0.05 (orders/tax.py:9)."}',
-    ])
+    result, records = drive(
+        repo,
+        "ask",
+        "Which file defines the tax rate for books?",
+        [
+            'Action: read {"path": "orders/tax.py"}',
+            'Action: answer {"text": "The tax rate for books is 0.05."}',
+            'Action: answer {"text": "The tax rate for books is 0.05 (orders/tax.py:9)."}',
+        ],
+    )
     turns = [r for r in records if r["event"] == "turn"]
     assert turns[1]["observation"].endswith(
-        'Action: answer {"text": "The tax rate for books is 0.05 (orders/tax.py:9)."}')
+        'Action: answer {"text": "The tax rate for books is 0.05 (orders/tax.py:9)."}'
+    )
     assert result.outcome == "done" and result.steps == 3
 
 
 def test_answer_path_argument_counts_as_a_citation(orders, drive):
     repo = orders("ask")
-    result, _ = drive(repo, "ask", "q", ['Action: read {"path": "orders/tax.py"}',
-                                         'Action: answer {"text": "It is 0.05.", "path": "orders/tax.py", "line": 9}'])
+    result, _ = drive(
+        repo,
+        "ask",
+        "q",
+        [
+            'Action: read {"path": "orders/tax.py"}',
+            'Action: answer {"text": "It is 0.05.", "path": "orders/tax.py", "line": 9}',
+        ],
+    )
     assert result.outcome == "done"
     assert result.answer == "It is 0.05. (orders/tax.py:9)"
 
 
 def test_copied_example_path_is_refused_with_the_real_files(orders, drive):
     repo = orders("ask")
-    result, records = drive(repo, "ask", "q", ['Action: read {"path": "shop/cart.py"}',
-                                               'Action: read {"path": "orders/tax.py"}',
-                                               'Action: answer {"text": "orders/tax.py:9"}'])
+    result, records = drive(
+        repo,
+        "ask",
+        "q",
+        [
+            'Action: read {"path": "shop/cart.py"}',
+            'Action: read {"path": "orders/tax.py"}',
+            'Action: answer {"text": "orders/tax.py:9"}',
+        ],
+    )
     turns = [r for r in records if r["event"] == "turn"]
     assert turns[0]["observation"].startswith("Error: shop/cart.py is only the example in the instructions")
     assert "orders/tax.py" in turns[0]["observation"]
@@ -194,9 +290,11 @@ def test_copied_example_path_is_refused_with_the_real_files(orders, drive):
 
 def test_edit_with_a_whole_corrected_function_is_merged(orders, drive):
     repo = orders("fix")
-    func = ('def bulk_discount(line: OrderLine) -> float:\n    """Bulk discount."""\n'
-            "    if line.quantity >= BULK_THRESHOLD:\n        return round(line.total() * BULK_RATE, 2)\n"
-            "    return 0.0\n")
+    func = (
+        'def bulk_discount(line: OrderLine) -> float:\n    """Bulk discount."""\n'
+        "    if line.quantity >= BULK_THRESHOLD:\n        return round(line.total() * BULK_RATE, 2)\n"
+        "    return 0.0\n"
+    )
     result, records = drive(repo, "fix", "", [f'Action: edit {{"path": "orders/pricing.py"}}\n```python\n{func}```'])
     assert result.outcome == "done", result.reason
     text = (repo / "orders/pricing.py").read_text()
@@ -206,8 +304,15 @@ def test_edit_with_a_whole_corrected_function_is_merged(orders, drive):
 
 def test_edit_by_line_range(orders, drive):
     repo = orders("fix")
-    result, _ = drive(repo, "fix", "", ['Action: edit {"path": "orders/pricing.py", "start": 17, "end": 17}\n'
-                                        "```python\n    if line.quantity >= BULK_THRESHOLD:\n```"])
+    result, _ = drive(
+        repo,
+        "fix",
+        "",
+        [
+            'Action: edit {"path": "orders/pricing.py", "start": 17, "end": 17}\n'
+            "```python\n    if line.quantity >= BULK_THRESHOLD:\n```"
+        ],
+    )
     assert result.outcome == "done", result.reason
     assert (repo / "orders/pricing.py").read_text().splitlines()[16] == "    if line.quantity >= BULK_THRESHOLD:"
 
@@ -215,12 +320,38 @@ def test_edit_by_line_range(orders, drive):
 def test_new_test_missing_its_import_gets_it_added(orders, drive, demo_jobs):
     repo = orders("add")
     impl = demo_jobs["add"]["reference"][0]["replace"]
-    result, records = drive(repo, "add", demo_jobs["add"]["task"], [
-        'Action: write {"path": "tests/test_shipping.py"}\n```python\ndef test_cost():\n'
-        "    assert shipping_cost(3.5) == 7.25\n```",
-        f'Action: write {{"path": "orders/shipping.py"}}\n```python\n{impl}```',
-    ])
+    result, records = drive(
+        repo,
+        "add",
+        demo_jobs["add"]["task"],
+        [
+            'Action: write {"path": "tests/test_shipping.py"}\n```python\ndef test_cost():\n'
+            "    assert shipping_cost(3.5) == 7.25\n```",
+            f'Action: write {{"path": "orders/shipping.py"}}\n```python\n{impl}```',
+        ],
+    )
     turns = [r for r in records if r["event"] == "turn"]
     assert "added the missing import(s): from orders.shipping import shipping_cost" in turns[0]["observation"]
     assert (repo / "tests/test_shipping.py").read_text().startswith("from orders.shipping import shipping_cost\n")
     assert result.outcome == "done", result.reason
+
+
+def test_line_range_one_off_is_widened(orders, drive):
+    repo = orders("fix")
+    result, _ = drive(
+        repo,
+        "fix",
+        "",
+        [
+            'Action: edit {"path": "orders/pricing.py", "start": 18, "end": 19}\n'
+            "```python\n    if line.quantity >= BULK_THRESHOLD:\n"
+            "        return round(line.total() * BULK_RATE, 2)\n    return 0.0\n```"
+        ],
+    )
+    assert result.outcome == "done", result.reason
+    lines = (repo / "orders/pricing.py").read_text().splitlines()
+    assert lines[16:19] == [
+        "    if line.quantity >= BULK_THRESHOLD:",
+        "        return round(line.total() * BULK_RATE, 2)",
+        "    return 0.0",
+    ]

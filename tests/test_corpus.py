@@ -22,8 +22,11 @@ CASES = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitli
 
 
 def pipeline(mode: str, config: HarnessConfig | None = None) -> Pipeline:
-    return Pipeline({n: CORE[n] for n in MODE_ACTIONS[mode]}, config or HarnessConfig(),
-                    default_write_path="main.py" if mode == "stdout" else None)
+    return Pipeline(
+        {n: CORE[n] for n in MODE_ACTIONS[mode]},
+        config or HarnessConfig(),
+        default_write_path="main.py" if mode == "stdout" else None,
+    )
 
 
 def run(case: dict, config: HarnessConfig | None = None):
@@ -107,8 +110,10 @@ def test_a_bodyless_write_then_a_bare_code_block_is_that_write():
         p.process('Action: write {"path": "orders/shipping.py"}')
     assert p.pending_write == {"path": "orders/shipping.py"}
     call = p.process("```python\ndef shipping_cost(kg):\n    return 5.0\n```")
-    assert (call.name, call.args) == ("write", {"path": "orders/shipping.py",
-                                                "content": "def shipping_cost(kg):\n    return 5.0\n"})
+    assert (call.name, call.args) == (
+        "write",
+        {"path": "orders/shipping.py", "content": "def shipping_cost(kg):\n    return 5.0\n"},
+    )
     assert [i.kind for i in call.interventions] == ["repair.pending_write"]
     assert p.pending_write is None
     with pytest.raises(FormatError, match="no action found"):

@@ -67,7 +67,9 @@ def test_new_undefined_name_is_refused() -> None:
     new = OLD.replace("return amount * RATE", "return amount * rate")
     message = check_change("orders/tax.py", OLD, new)
     assert message is not None
-    assert message.splitlines()[0] == "Refused: this change to orders/tax.py adds an error: line 7: undefined name 'rate'"
+    assert (
+        message.splitlines()[0] == "Refused: this change to orders/tax.py adds an error: line 7: undefined name 'rate'"
+    )
     assert ">  7 |     return amount * rate" in message and "  10 | def total(amount):" in message
     assert message.endswith("send the whole edit again.")
 
@@ -104,41 +106,47 @@ def test_checking_prints_no_warnings() -> None:
         assert check_change("a.py", OLD, OLD + "\nPATTERN = '\\d+'\n") is None
 
 
-@pytest.mark.parametrize("line", [
-    "# ... rest of code",
-    "    # ... existing code ...",
-    "... existing code ...",
-    "    ...existing code...",
-    "# rest of the code remains the same",
-    "// ...",
-    "# (unchanged)",
-    "# previous code here",
-    "#...",
-    "    # Rest of the file unchanged",
-    "# everything else stays the same",
-    "# other methods unchanged",
-    "# existing code",
-    "# … existing code …",
-    "/* rest of the implementation */",
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "# ... rest of code",
+        "    # ... existing code ...",
+        "... existing code ...",
+        "    ...existing code...",
+        "# rest of the code remains the same",
+        "// ...",
+        "# (unchanged)",
+        "# previous code here",
+        "#...",
+        "    # Rest of the file unchanged",
+        "# everything else stays the same",
+        "# other methods unchanged",
+        "# existing code",
+        "# … existing code …",
+        "/* rest of the implementation */",
+    ],
+)
 def test_lazy_placeholders_are_found(line: str) -> None:
     content = f"def f():\n    return 1\n\n{line}\n\ndef g():\n    return 2\n"
     assert lazy_placeholder(content) == line.strip()
 
 
-@pytest.mark.parametrize("line", [
-    "def f(): ...",
-    "    ...",
-    "x = ...",
-    "class P(Protocol):\n    def run(self) -> None: ...",
-    "# use the existing connection",
-    "# previous value is kept for undo",
-    "# the rest of the list is sorted",
-    "# the value is unchanged after a retry",
-    ">>> for x in range(2):\n...     print(x)",
-    "# rest api client",
-    "# TODO: handle the remaining cases",
-    "total = a // b",
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "def f(): ...",
+        "    ...",
+        "x = ...",
+        "class P(Protocol):\n    def run(self) -> None: ...",
+        "# use the existing connection",
+        "# previous value is kept for undo",
+        "# the rest of the list is sorted",
+        "# the value is unchanged after a retry",
+        ">>> for x in range(2):\n...     print(x)",
+        "# rest api client",
+        "# TODO: handle the remaining cases",
+        "total = a // b",
+    ],
+)
 def test_legitimate_code_is_not_a_placeholder(line: str) -> None:
     assert lazy_placeholder(f"def f():\n    return 1\n\n{line}\n") is None

@@ -133,6 +133,8 @@ def test_call_labels() -> None:
     assert call_label(RUN_TESTS) == "run_tests"
     assert call_label(key("search", pattern="tax_rate", path="orders")) == 'search "tax_rate"'
     assert call_label(key("search", pattern="tax_rate")) == 'search "tax_rate"'
-    assert call_label(key("run_tests", tests="tests/test_tax.py::test_rate")) == 'run_tests "tests/test_tax.py::test_rate"'
+    assert (
+        call_label(key("run_tests", tests="tests/test_tax.py::test_rate")) == 'run_tests "tests/test_tax.py::test_rate"'
+    )
     assert call_label("not json") == "not json"
     assert len(call_label(key("read", path="x" * 200))) == 60

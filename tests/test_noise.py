@@ -16,7 +16,7 @@ from pyharness.harness.noise import PYTEST_QUIET_ARGS, QUIET_ENV, normalise, tru
 DATA = Path(__file__).parent / "data" / "noise"
 ROOTS = {entry["file"]: entry["root"] for entry in json.loads((DATA / "roots.json").read_text(encoding="utf-8"))}
 
-FAILING_TEST = '''import os
+FAILING_TEST = """import os
 import random
 import time
 
@@ -40,7 +40,7 @@ def test_total(tmp_path):
 
 def test_ok():
     assert total_with_tax([]) == 0
-'''
+"""
 
 
 def read(name: str) -> str:
@@ -48,12 +48,15 @@ def read(name: str) -> str:
         return f.read()
 
 
-@pytest.mark.parametrize("first,second", [
-    ("pytest_full_1.txt", "pytest_full_2.txt"),
-    ("pytest_q_1.txt", "pytest_q_2.txt"),
-    ("pip_download_1.txt", "pip_download_2.txt"),
-    ("tqdm_1.txt", "tqdm_2.txt"),
-])
+@pytest.mark.parametrize(
+    "first,second",
+    [
+        ("pytest_full_1.txt", "pytest_full_2.txt"),
+        ("pytest_q_1.txt", "pytest_q_2.txt"),
+        ("pip_download_1.txt", "pip_download_2.txt"),
+        ("tqdm_1.txt", "tqdm_2.txt"),
+    ],
+)
 def test_recorded_pairs_become_identical(first: str, second: str) -> None:
     a, b = read(first), read(second)
     assert a != b
@@ -91,7 +94,12 @@ def _run_pytest(repo: Path, args: list[str]) -> str:
     env.pop("PYTEST_ADDOPTS", None)
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", *args, "test_orders.py"],
-        cwd=repo, env=env, capture_output=True, text=True, timeout=120, check=False,
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert proc.returncode == 1, proc.stdout + proc.stderr
     return proc.stdout
@@ -123,60 +131,69 @@ def test_ansi_and_carriage_returns() -> None:
     assert normalise("loading...\r") == "loading..."
 
 
-@pytest.mark.parametrize("raw,expected", [
-    ("1 failed, 2 passed in 0.53s", "1 failed, 2 passed in <T>s"),
-    ("took 0.12 seconds", "took <T> seconds"),
-    ("1 passed in 61.20s (0:01:01)", "1 passed in <T>s (<T>)"),
-    ("step 1.2ms, call 15 ms", "step <T>ms, call <T> ms"),
-    ("150.3 MB/s and 2.1 kB/s, 35.12it/s, 1.5s/it", "<speed> and <speed>, <speed>, <speed>"),
-    ("file (12.5 MB), 300 kB, 1.2 GiB, 62.6/62.6 kB", "file (<size>), <size>, <size>, <size>"),
-    ("Downloading: 45%|████▌     | 45/100 [00:01<00:02, 35.12it/s]", "Downloading: <progress>"),
-    ("[#####     ] 45%", "<progress>"),
-    ("12it [00:03, 3.91it/s]", "12it [<T>]"),
-    ("45% [=====>    ]", "<progress>"),
-    ("   ━━━━━━━━━━━━━━━━━━━━ 8.4/18.2 MB 5.1 MB/s eta 0:00:02", "   <progress> <size> <speed> eta <T>"),
-    ("<Order object at 0x7f3a2b1c>", "<Order object at 0x<addr>>"),
-    ("segfault at 0x7f3a2b1c4d50 in libc", "segfault at 0x<addr> in libc"),
-    ("/tmp/pytest-of-root/pytest-12/test_x0/data.csv", "<tmp>/data.csv"),
-    ("PosixPath('/tmp/pytest-of-root/pytest-12/test_x0')", "PosixPath('<tmp>')"),
-    ("/tmp/tmpab12cd34/out.json", "<tmp>/out.json"),
-    ("/var/folders/qz/x7l2k1cd5vb/T/tmpab12cd34/a.py", "<tmp>/a.py"),
-    ("/private/var/folders/qz/x7l2k1cd5vb/T/a.py", "<tmp>/a.py"),
-    ("worker pid 12345 exited; pid=77", "worker pid <pid> exited; pid <pid>"),
-    ("Process 4242 finished", "Process <pid> finished"),
-    ("python[12345]: started", "python[<pid>]: started"),
-    ("2026-11-29 11:08:26 INFO ready", "<time> INFO ready"),
-    ("2026-11-29T11:08:26.123Z ready", "<time> ready"),
-    ("[11:08:26] ready", "[<time>] ready"),
-])
+@pytest.mark.parametrize(
+    "raw,expected",
+    [
+        ("1 failed, 2 passed in 0.53s", "1 failed, 2 passed in <T>s"),
+        ("took 0.12 seconds", "took <T> seconds"),
+        ("1 passed in 61.20s (0:01:01)", "1 passed in <T>s (<T>)"),
+        ("step 1.2ms, call 15 ms", "step <T>ms, call <T> ms"),
+        ("150.3 MB/s and 2.1 kB/s, 35.12it/s, 1.5s/it", "<speed> and <speed>, <speed>, <speed>"),
+        ("file (12.5 MB), 300 kB, 1.2 GiB, 62.6/62.6 kB", "file (<size>), <size>, <size>, <size>"),
+        ("Downloading: 45%|████▌     | 45/100 [00:01<00:02, 35.12it/s]", "Downloading: <progress>"),
+        ("[#####     ] 45%", "<progress>"),
+        ("12it [00:03, 3.91it/s]", "12it [<T>]"),
+        ("45% [=====>    ]", "<progress>"),
+        ("   ━━━━━━━━━━━━━━━━━━━━ 8.4/18.2 MB 5.1 MB/s eta 0:00:02", "   <progress> <size> <speed> eta <T>"),
+        ("<Order object at 0x7f3a2b1c>", "<Order object at 0x<addr>>"),
+        ("segfault at 0x7f3a2b1c4d50 in libc", "segfault at 0x<addr> in libc"),
+        ("/tmp/pytest-of-root/pytest-12/test_x0/data.csv", "<tmp>/data.csv"),
+        ("PosixPath('/tmp/pytest-of-root/pytest-12/test_x0')", "PosixPath('<tmp>')"),
+        ("/tmp/tmpab12cd34/out.json", "<tmp>/out.json"),
+        ("/var/folders/qz/x7l2k1cd5vb/T/tmpab12cd34/a.py", "<tmp>/a.py"),
+        ("/private/var/folders/qz/x7l2k1cd5vb/T/a.py", "<tmp>/a.py"),
+        ("worker pid 12345 exited; pid=77", "worker pid <pid> exited; pid <pid>"),
+        ("Process 4242 finished", "Process <pid> finished"),
+        ("python[12345]: started", "python[<pid>]: started"),
+        ("2026-11-29 11:08:26 INFO ready", "<time> INFO ready"),
+        ("2026-11-29T11:08:26.123Z ready", "<time> ready"),
+        ("[11:08:26] ready", "[<time>] ready"),
+    ],
+)
 def test_noise_is_replaced(raw: str, expected: str) -> None:
     assert normalise(raw) == expected
 
 
-@pytest.mark.parametrize("line", [
-    "test_x.py:42: AssertionError",
-    "  File \"/work/app/orders/tax.py\", line 17, in total",
-    "E       assert 105.0 == 100.0",
-    "E        +  where 105.0 = total([100.0])",
-    "1 failed, 2 passed",
-    "FAILED tests/test_tax.py::test_rate[0.5-10] - assert 5 == 10",
-    "orders/tax.py:12:30: F821 undefined name 'rate'",
-    "    total = price * 1.05 + 12",
-    "    mask = 0xFF; xs[100] = 3",
-    "version 2.32.3 on python 3.11",
-    "ValueError: expected 4 bytes, got 3 bytes",
-    "coverage: 45% of lines",
-    "tests/test_a.py ..F.                                                     [100%]",
-    "run(timeout=30, retries=3)",
-    "=============================== FAILURES ===============================",
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "test_x.py:42: AssertionError",
+        '  File "/work/app/orders/tax.py", line 17, in total',
+        "E       assert 105.0 == 100.0",
+        "E        +  where 105.0 = total([100.0])",
+        "1 failed, 2 passed",
+        "FAILED tests/test_tax.py::test_rate[0.5-10] - assert 5 == 10",
+        "orders/tax.py:12:30: F821 undefined name 'rate'",
+        "    total = price * 1.05 + 12",
+        "    mask = 0xFF; xs[100] = 3",
+        "version 2.32.3 on python 3.11",
+        "ValueError: expected 4 bytes, got 3 bytes",
+        "coverage: 45% of lines",
+        "tests/test_a.py ..F.                                                     [100%]",
+        "run(timeout=30, retries=3)",
+        "=============================== FAILURES ===============================",
+    ],
+)
 def test_real_content_is_kept(line: str) -> None:
     assert normalise(line) == line
 
 
 def test_root_makes_paths_relative() -> None:
     text = "rootdir: /work/repo\n/work/repo/orders/tax.py:3: in total\n/work/repox/a.py\n/x/work/repo/b.py\n"
-    assert normalise(text, root="/work/repo/") == "rootdir: .\norders/tax.py:3: in total\n/work/repox/a.py\n/x/work/repo/b.py\n"
+    assert (
+        normalise(text, root="/work/repo/")
+        == "rootdir: .\norders/tax.py:3: in total\n/work/repox/a.py\n/x/work/repo/b.py\n"
+    )
 
 
 def test_pytest_summary_is_recentred_whatever_the_digits() -> None:
@@ -212,7 +229,9 @@ def test_truncate_head_parameter_and_one_huge_line() -> None:
     assert out.startswith("... [1 lines omitted] ...\n") and out.endswith("xEND") and len(out) <= 300
 
 
-NOISY = st.text(alphabet=st.sampled_from(list("0123456789:.,/%|#=>[]()<- \n\r\tsmkMBGit_xabcdefT█━\x1bZpdPro")), max_size=300)
+NOISY = st.text(
+    alphabet=st.sampled_from(list("0123456789:.,/%|#=>[]()<- \n\r\tsmkMBGit_xabcdefT█━\x1bZpdPro")), max_size=300
+)
 
 
 @settings(max_examples=500, deadline=None)

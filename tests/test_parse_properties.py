@@ -21,18 +21,66 @@ from pyharness.harness.repair import PLACEHOLDERS
 from pyharness.jobs import MODE_ACTIONS
 
 NAMES = sorted({name for action in CORE.values() for name in (action.name, *action.aliases)})
-FRAGMENTS = ["Action:", "Action: ", "Args:", "Thought: ", "Observation: ", "{", "}", "(", ")", "[", "]", '"', "'",
-             '"""', "'''", "\\", ",", ":", " ", "\n", "\t", "```", "```python\n", "```json\n", "\n```\n",
-             "<tool_call>", "</tool_call>", "<<<<<<< SEARCH\n", "=======\n", ">>>>>>> REPLACE", "<|im_end|>", "**",
-             "read(", "write(", 'read("a.py")', "run_tests()", '{"path": "a.py"}', '"content": ', '{"name": "read", ',
-             '"arguments": ', "None", "True", "null", "# the complete program", "<action>", "x = 1\n", "é", "\u2028",
-             *NAMES]
+FRAGMENTS = [
+    "Action:",
+    "Action: ",
+    "Args:",
+    "Thought: ",
+    "Observation: ",
+    "{",
+    "}",
+    "(",
+    ")",
+    "[",
+    "]",
+    '"',
+    "'",
+    '"""',
+    "'''",
+    "\\",
+    ",",
+    ":",
+    " ",
+    "\n",
+    "\t",
+    "```",
+    "```python\n",
+    "```json\n",
+    "\n```\n",
+    "<tool_call>",
+    "</tool_call>",
+    "<<<<<<< SEARCH\n",
+    "=======\n",
+    ">>>>>>> REPLACE",
+    "<|im_end|>",
+    "**",
+    "read(",
+    "write(",
+    'read("a.py")',
+    "run_tests()",
+    '{"path": "a.py"}',
+    '"content": ',
+    '{"name": "read", ',
+    '"arguments": ',
+    "None",
+    "True",
+    "null",
+    "# the complete program",
+    "<action>",
+    "x = 1\n",
+    "é",
+    "\u2028",
+    *NAMES,
+]
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def pipeline(mode: str = "fix", config: HarnessConfig | None = None) -> Pipeline:
-    return Pipeline({n: CORE[n] for n in MODE_ACTIONS[mode]}, config or HarnessConfig(),
-                    default_write_path="main.py" if mode == "stdout" else None)
+    return Pipeline(
+        {n: CORE[n] for n in MODE_ACTIONS[mode]},
+        config or HarnessConfig(),
+        default_write_path="main.py" if mode == "stdout" else None,
+    )
 
 
 def attempt(p: Pipeline, text: str):
@@ -44,8 +92,9 @@ def attempt(p: Pipeline, text: str):
 
 
 fragments = st.lists(st.sampled_from(FRAGMENTS), max_size=40).map("".join)
-texts = st.one_of(st.text(max_size=400), fragments, st.lists(st.one_of(st.text(max_size=8), fragments),
-                                                             max_size=8).map("".join))
+texts = st.one_of(
+    st.text(max_size=400), fragments, st.lists(st.one_of(st.text(max_size=8), fragments), max_size=8).map("".join)
+)
 
 
 @SETTINGS
@@ -53,6 +102,11 @@ texts = st.one_of(st.text(max_size=400), fragments, st.lists(st.one_of(st.text(m
 @example(text="Action: read {" + "{" * 5000, mode="fix", harness=True)
 @example(text='Action: write {"path": "a.py", "content": """', mode="fix", harness=True)
 @example(text="Observation: Action: read('a.py')", mode="ask", harness=True)
+@example(text='Action: read {"path": "a.py", "start": "\u00b2"}', mode="fix", harness=True)
+@example(text='Action: read {"path": "a.py", "start": ' + "1" * 5000 + "}", mode="fix", harness=True)
+@example(text='Action: read {"path": "a.py", "end": ' + "1" * 5000 + "}", mode="fix", harness=False)
+@example(text='Action: read {"a": ' + "[" * 5000 + "]" * 5000 + "}", mode="fix", harness=False)
+@example(text='Action: read {"a": ' + "[" * 5000 + "]" * 5000 + "}", mode="fix", harness=True)
 def test_any_text_gives_an_action_or_a_format_error(text, mode, harness):
     p = pipeline(mode, HarnessConfig() if harness else HarnessConfig.off())
     calls = attempt(p, text)
@@ -76,6 +130,12 @@ PATHOLOGICAL = {
     "actions in a fence": 'Action: write {"path": "a"}\n```\n' + 'Action: read {"path": "x"}\n' * 3_500,
     "json-repair worst case": 'Action: read {"a"' + '{"a"' * 25_000,
     "json-repair garbage": "Action: read {" + '1"""["a"' * 12_000,
+    "unclosed argument lines": ("Action: read {" + '"a": 1, ' * 200 + "\n") * 60,
+    "one long line of spaces": " " * LONG,
+    "blank lines": " \n" * (LONG // 2),
+    "action line then spaces": "Action:" + " " * LONG,
+    "long fence info string": "```" + "a" * LONG,
+    "unclosed fences with info": "```python\n" * (LONG // 10),
 }
 
 
@@ -111,9 +171,33 @@ def render(name: str, args: dict) -> str:
 
 
 values = st.one_of(st.text(max_size=30), st.integers(-5, 500), fragments)
-call_args = st.dictionaries(st.sampled_from(["path", "file", "filePath", "content", "code", "pattern", "query",
-                                             "start", "end", "text", "summary", "target", "body", "search",
-                                             "replace", "old_str", "new_str", "line", "x"]), values, max_size=4)
+call_args = st.dictionaries(
+    st.sampled_from(
+        [
+            "path",
+            "file",
+            "filePath",
+            "content",
+            "code",
+            "pattern",
+            "query",
+            "start",
+            "end",
+            "text",
+            "summary",
+            "target",
+            "body",
+            "search",
+            "replace",
+            "old_str",
+            "new_str",
+            "line",
+            "x",
+        ]
+    ),
+    values,
+    max_size=4,
+)
 
 
 @st.composite
@@ -153,8 +237,9 @@ def test_the_canonical_rendering_of_a_parsed_action_parses_to_the_same_action(re
 
 def no_line(pattern: str):
     rx = re.compile(pattern)
-    return st.lists(st.text(max_size=40).filter(lambda ln: "\n" not in ln and not rx.match(ln)),
-                    max_size=12).map(lambda lines: "".join(ln + "\n" for ln in lines))
+    return st.lists(st.text(max_size=40).filter(lambda ln: "\n" not in ln and not rx.match(ln)), max_size=12).map(
+        lambda lines: "".join(ln + "\n" for ln in lines)
+    )
 
 
 code = no_line(r"[ \t]*```[ \t]*$").filter(lambda body: body and not PLACEHOLDERS.match(body))

@@ -133,7 +133,8 @@ def _same_error(error: str, run: int) -> LoopVerdict:
     if run == 2:
         return LoopVerdict(
             HINT,
-            f'That is the same error as last time ("{text}"); do something different: change the call the error is about.',
+            f'That is the same error as last time ("{text}"); do something different: '
+            "change the call the error is about.",
             "same_error",
         )
     if run == 3:

@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from actions.base import Action
 from pyharness.errors import FormatError
 from pyharness.harness.call import ActionCall, Intervention
-from pyharness.harness.parse import FENCE, OBSERVATION, OPEN_FENCE, RawCall, clean, find_calls
+from pyharness.harness.parse import OBSERVATION, RawCall, clean, find_calls, first_fence
 from pyharness.harness.repair import repair, resolve_name
 
 LAYERS = ("parse", "repair", "validate", "loops", "steer", "context", "noise", "lint", "confidence", "rank")
@@ -68,8 +68,10 @@ class Pipeline:
             calls = self._lenient(text) if self.config.on("parse") else [self._strict(text)]
         except FormatError as err:
             if truncated:
-                raise FormatError("your reply was cut off at the token limit: be shorter, send one action and "
-                                  "no explanation", truncated=True) from err
+                raise FormatError(
+                    "your reply was cut off at the token limit: be shorter, send one action and no explanation",
+                    truncated=True,
+                ) from err
             raise
         self.pending_write = None
         return calls
@@ -90,11 +92,11 @@ class Pipeline:
             self._validate(action, args, [])
         except FormatError:
             return False
-        after = text[raw.start:]
+        after = text[raw.start :]
         if action.name == "edit" and "search" not in raw.args:
             if "REPLACE" not in after:
                 return after.count("```") >= 2
-            tail = after[after.rfind("REPLACE"):].split("\n")[1:]
+            tail = after[after.rfind("REPLACE") :].split("\n")[1:]
             if any(line.lstrip().startswith("<<<<<<<") for line in tail):
                 return False
             return any(line.strip() and not line.lstrip().startswith(("<<<<<<<", "```")) for line in tail)
@@ -111,15 +113,15 @@ class Pipeline:
             raise FormatError(f"unknown action '{name}'.")
         try:
             args = json.loads(m.group(2))
-        except json.JSONDecodeError as err:
-            raise FormatError(f"the arguments are not valid JSON: {err.msg}.") from None
+        except (ValueError, RecursionError) as err:  # a decode error, an int over 4300 digits, deep nesting
+            raise FormatError(f"the arguments are not valid JSON: {getattr(err, 'msg', err)}.") from None
         action = self.actions[name]
         if action.body_arg and action.body_arg not in args:
-            body = FENCE.search(text, m.end())
+            body = first_fence(text[m.end() :], closed_only=True)
             if action.name == "edit":
-                args["body"] = text[m.end():]
-            elif body:
-                args[action.body_arg] = body.group(2)
+                args["body"] = text[m.end() :]
+            elif body is not None:
+                args[action.body_arg] = body
         return self._validate(action, args if isinstance(args, dict) else {}, [])
 
     def _lenient(self, text: str) -> list[ActionCall]:
@@ -144,33 +146,44 @@ class Pipeline:
         if action.name == "write" and not args.get("content") and args.get("path"):
             if first:
                 self.pending_write = {"path": args["path"]}
-            raise FormatError(f"write {args['path']}: the file content is missing. Send it now as a ```python code "
-                              "block, the whole file, nothing else.")
+            raise FormatError(
+                f"write {args['path']}: the file content is missing. Send it now as a ```python code "
+                "block, the whole file, nothing else."
+            )
         if action.name == "edit" and args.get("start") and not args.get("body") and args.get("path"):
             if first:
                 self.pending_write = {"path": args["path"], "action": "edit", "args": dict(args)}
             lines = f"{args['start']}-{args.get('end') or args['start']}"
-            raise FormatError(f"edit {args['path']} lines {lines}: the new lines are missing. Send them now as a "
-                              "```python code block, nothing else.")
+            raise FormatError(
+                f"edit {args['path']} lines {lines}: the new lines are missing. Send them now as a "
+                "```python code block, nothing else."
+            )
         return self._validate(action, args, fixes)
 
     def _no_action(self, body: str, text: str) -> ActionCall:
         """A reply with no action: a bare code block may be the content of a write (pending or default file)."""
-        code = FENCE.search(body) or OPEN_FENCE.search(body)
+        code = first_fence(body)
         pending = self.pending_write or {}
-        if code and self.config.on("repair") and pending.get("action") == "edit" and code.group(2).strip():
-            return self._validate(self.actions["edit"], {**pending["args"], "body": code.group(2)},
-                                  [("repair.pending_edit", f"a code block with no action became the edit of "
-                                                           f"{pending['path']}")])
-        if code and self.config.on("repair") and "write" in self.actions and code.group(2).strip():
+        if code and self.config.on("repair") and pending.get("action") == "edit" and code.strip():
+            return self._validate(
+                self.actions["edit"],
+                {**pending["args"], "body": code},
+                [("repair.pending_edit", f"a code block with no action became the edit of {pending['path']}")],
+            )
+        if code and self.config.on("repair") and "write" in self.actions and code.strip():
             path = (self.pending_write or {}).get("path") or self.default_write_path
             if path:
                 kind = "repair.pending_write" if self.pending_write else "repair.bare_code"
-                return self._validate(self.actions["write"], {"path": path, "content": code.group(2)},
-                                      [(kind, f"a code block with no action became write {path}")])
+                return self._validate(
+                    self.actions["write"],
+                    {"path": path, "content": code},
+                    [(kind, f"a code block with no action became write {path}")],
+                )
         if not body.strip() and OBSERVATION.search(text):
-            raise FormatError("no action found: your reply held only an Observation, and observations come from the "
-                              "harness. Reply with one action, e.g.\n" + self._example())
+            raise FormatError(
+                "no action found: your reply held only an Observation, and observations come from the "
+                "harness. Reply with one action, e.g.\n" + self._example()
+            )
         if not body.strip():
             raise FormatError("the reply was empty. Reply with one action, e.g.\n" + self._example())
         raise FormatError("no action found. Reply with one action, e.g.\n" + self._example())
@@ -182,7 +195,9 @@ class Pipeline:
             first = err.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or "arguments"
             what = "is missing" if first["type"] == "missing" else f"is wrong: {first['msg']}"
-            raise FormatError(f"{action.name}: '{where}' {what}. A correct call looks like:\n{action.example}") from None
+            raise FormatError(
+                f"{action.name}: '{where}' {what}. A correct call looks like:\n{action.example}"
+            ) from None
         clean_args = parsed.model_dump(exclude_none=True)
         return ActionCall(name=action.name, args=clean_args, interventions=[Intervention(k, d) for k, d in fixes])
 

@@ -1,17 +1,50 @@
-"""repair: resolve the action name, rename argument keys, place positional arguments and the body."""
+"""repair: load argument text, resolve the action name, rename keys, place positional arguments and the body."""
 
+import ast
+import json
 import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import json_repair
 
 from actions.base import Action
 from pyharness.errors import FormatError
-from pyharness.harness.parse import RawCall
+
+if TYPE_CHECKING:
+    from pyharness.harness.parse import RawCall
 
 # key -> the argument it usually means; applied only when the action has that argument and not the key.
 SYNONYMS: dict[str, tuple[str, ...]] = {
-    "path": ("file", "filename", "file_name", "filepath", "file_path", "fname", "target_file", "path_to_file",
-             "filepath_", "location", "dir", "directory", "folder", "module"),
-    "content": ("contents", "code", "text", "body", "data", "source", "file_content", "file_contents", "new_content",
-                "program", "source_code"),
+    "path": (
+        "file",
+        "filename",
+        "file_name",
+        "filepath",
+        "file_path",
+        "fname",
+        "target_file",
+        "path_to_file",
+        "filepath_",
+        "location",
+        "dir",
+        "directory",
+        "folder",
+        "module",
+    ),
+    "content": (
+        "contents",
+        "code",
+        "text",
+        "body",
+        "data",
+        "source",
+        "file_content",
+        "file_contents",
+        "new_content",
+        "program",
+        "source_code",
+    ),
     "pattern": ("query", "regex", "search", "term", "text", "keyword", "string", "needle", "search_term"),
     "text": ("answer", "content", "response", "message", "result", "final_answer", "output"),
     "summary": ("message", "reason", "text", "result", "description", "explanation"),
@@ -23,7 +56,9 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "start": ("start_line", "line_start", "from_line", "first_line", "offset", "line"),
     "end": ("end_line", "line_end", "to_line", "last_line"),
 }
-PLACEHOLDERS = re.compile(r"^\s*(?:<[\w ]+>|#\s*the complete program|#\s*your code here|\.\.\.|NAME|ACTION)\s*$", re.IGNORECASE)
+PLACEHOLDERS = re.compile(
+    r"^\s*(?:<[\w ]+>|#\s*the complete program|#\s*your code here|\.\.\.|NAME|ACTION)\s*$", re.IGNORECASE
+)
 
 
 def snake(key: str) -> str:
@@ -46,7 +81,7 @@ def resolve_name(raw: str, actions: dict[str, Action], fixes: list) -> Action:
     raise FormatError(f"unknown action '{raw}'. Use one of: {choices}.")
 
 
-def repair(raw: RawCall, action: Action, fixes: list) -> dict:
+def repair(raw: "RawCall", action: Action, fixes: list) -> dict:
     """Arguments keyed by the action's own field names, with positional arguments and the body put in place."""
     fields = list(action.args.model_fields)
     args: dict = {}
@@ -102,8 +137,71 @@ def _coerce(value, annotation):
     text = str(annotation)
     if isinstance(value, list) and len(value) == 1 and "list" not in text:
         value = value[0]
-    if "int" in text and isinstance(value, str) and value.strip().lstrip("-").isdigit():
+    if "int" in text and isinstance(value, str) and re.fullmatch(r"-?[0-9]{1,18}", value.strip()):
         return int(value.strip())
     if "str" in text and isinstance(value, int | float) and not isinstance(value, bool):
         return str(value)
     return value
+
+
+@dataclass
+class ArgsLoader:
+    """Argument text (a JSON object, or call syntax) to a dict. JSON: strict, else cheap repairs (raw newlines in
+    strings, a Python literal such as a triple-quoted string, a missing closing brace), else json-repair, whose time
+    grows with the square of a bad input: it sees at most `per_text` characters at once, `budget` per reply."""
+
+    budget: int = 6_000
+    per_text: int = 4_000
+
+    def load(self, src: str, fixes: list) -> dict:
+        """The arguments as a dict ({} when nothing can be made of them)."""
+        src = src.strip()
+        if not src:
+            return {}
+        try:
+            value = json.loads(src)
+            return value if isinstance(value, dict) else {"_value": value}
+        except (ValueError, RecursionError):  # incl. ints over 4300 digits
+            pass
+        closed = src if src.endswith("}") else src + "}"
+        for candidate in dict.fromkeys((src, closed)):
+            try:
+                value = json.loads(candidate, strict=False)
+                if isinstance(value, dict):
+                    fixes.append(("repair.json", "repaired malformed JSON arguments"))
+                    return value
+            except (ValueError, RecursionError):
+                pass
+            try:
+                value = ast.literal_eval(candidate)
+                if isinstance(value, dict):
+                    fixes.append(("repair.python_literal", "arguments were a Python dict (triple-quoted strings)"))
+                    return {str(k): v for k, v in value.items()}
+            except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
+                pass
+        if len(src) > min(self.per_text, self.budget):
+            return {}
+        self.budget -= len(src)
+        try:
+            value = json_repair.loads(src)
+        except (ValueError, RecursionError, IndexError, KeyError, TypeError):
+            value = None
+        if isinstance(value, dict):
+            fixes.append(("repair.json", "repaired malformed JSON arguments"))
+            return value
+        return {}
+
+    def call_args(self, inner: str, fixes: list) -> tuple[dict, list]:
+        """Keyword and positional arguments of call syntax, `read("a.py", start=3)`, as Python literals."""
+        if not inner.strip():
+            return {}, []
+        if inner.strip().startswith("{") and inner.strip().endswith("}"):
+            return self.load(inner.strip(), fixes), []
+        try:
+            node = ast.parse(f"f({inner})", mode="eval").body
+            positional = [ast.literal_eval(a) for a in node.args]
+            keywords = {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg}
+            return keywords, positional
+        except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
+            fixes.append(("repair.call_args", "kept the text as one argument"))
+            return {}, [inner.strip().strip("'\"")]

@@ -145,7 +145,8 @@ class OllamaModel:
             ) from e
         except httpx.TransportError as e:
             raise ModelError(
-                f"Ollama dropped the connection mid-reply ({_first_line(e)}): check that `ollama serve` is still running"
+                f"Ollama dropped the connection mid-reply ({_first_line(e)}): "
+                "check that `ollama serve` is still running"
             ) from e
         except ValueError as e:
             # An unparsable NDJSON line or a chunk of an unexpected shape.

@@ -29,7 +29,9 @@ def load_replies(path: Path) -> list[str]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:
-        raise ModelError(f"{path} is not valid JSON ({err.msg} at line {err.lineno}); expected a list of replies") from None
+        raise ModelError(
+            f"{path} is not valid JSON ({err.msg} at line {err.lineno}); expected a list of replies"
+        ) from None
     if not isinstance(data, list) or not all(isinstance(r, str) for r in data):
         raise ModelError(f"{path} must hold a JSON list of reply strings")
     return data
@@ -55,7 +57,7 @@ class ScriptedModel:
         self.calls += 1
         for stop in options.stop:
             if stop and stop in text:
-                text = text[:text.index(stop)]
+                text = text[: text.index(stop)]
         early = False
         if options.should_stop:
             for end in (i + 1 for i, c in enumerate(text) if c == "\n"):
@@ -65,8 +67,13 @@ class ScriptedModel:
         if options.on_text:
             options.on_text(text)
         prompt = sum(self.count_tokens(m["content"]) for m in messages)
-        return Reply(text=text, prompt_tokens=prompt, completion_tokens=self.count_tokens(text),
-                     seconds=time.monotonic() - started, stopped_early=early)
+        return Reply(
+            text=text,
+            prompt_tokens=prompt,
+            completion_tokens=self.count_tokens(text),
+            seconds=time.monotonic() - started,
+            stopped_early=early,
+        )
 
     def count_tokens(self, text: str) -> int:
         """A rough estimate (4 characters a token): scripted replies cost nothing real."""
