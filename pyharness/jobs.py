@@ -58,7 +58,10 @@ class Job:
             self.first_run = run_pytest(ws.root, self.tests, timeout=ctx.test_timeout, python=ctx.python)
             self.failing_before = list(self.first_run.failing)
             extra = f"\nAlso: {self.task}" if self.task else ""
-            related = related_source(ws, self.first_run.first_traceback)
+            from pyharness.linetrace import lines_run
+
+            ran = lines_run(ws.root, self.failing_before[0], python=ctx.python) if self.failing_before else {}
+            related = related_source(ws, self.first_run.first_traceback, ran=ran)
             return (
                 f"The tests fail. Fix the code so that they pass; do not change the tests.{extra}\n\n"
                 f"{self.first_run.observation()}\n\n{related}Repository files:\n{files}"
@@ -176,8 +179,12 @@ def _locate(answer: str, ws: Workspace) -> str | None:
     return where
 
 
-def related_source(ws: Workspace, traceback: str, limit: int = 2) -> str:
-    """The code the failing test calls: functions named in the traceback, from non-test files, numbered."""
+def related_source(ws: Workspace, traceback: str, limit: int = 2, ran: dict[str, set[int]] | None = None) -> str:
+    """The code the failing test calls: functions named in the traceback, from non-test files, numbered.
+
+    With `ran` (lines executed during the failing test), those lines are marked `>`: where the test went.
+    """
+    ran = ran or {}
     names = list(dict.fromkeys(CALLED.findall(traceback)))
     shown = []
     for rel in ws.files():
@@ -203,7 +210,10 @@ def related_source(ws: Workspace, traceback: str, limit: int = 2) -> str:
                     {constants[n.id] for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in constants}
                 )
                 numbered = [*used, *range(start, end + 1)]
-                body = "\n".join(f"{n:>3}| {lines[n - 1]}" for n in numbered)
+                marks = ran.get(rel, set())
+                body = "\n".join(f"{n:>3}{'>' if n in marks else '|'} {lines[n - 1]}" for n in numbered)
+                if marks & set(range(start, end + 1)):
+                    body += "\n(lines marked > ran in the failing test)"
                 rank = (isinstance(node, ast.ClassDef), names.index(node.name))
                 shown.append((rank, f"{node.name} is defined in {rel} (lines {start}-{end}):\n{body}\n\n"))
     return "".join(text for _, text in sorted(shown)[:limit])
