@@ -32,6 +32,7 @@ EscalateOpt = Annotated[
     str | None,
     typer.Option("--escalate-to", help="A second model for low-confidence turns, e.g. ollama:qwen2.5-coder:7b."),
 ]
+SecondsOpt = Annotated[float, typer.Option("--max-seconds", help="Wall-clock budget of the run.")]
 StreamOpt = Annotated[bool, typer.Option("--stream/--no-stream", help="Show the model's text as it is written.")]
 
 
@@ -51,6 +52,7 @@ def _job(
     stream: bool,
     tests: list[str] | None = None,
     escalate: str | None = None,
+    max_seconds: float = 900.0,
 ) -> None:
     from pyharness.agent import AgentConfig
     from pyharness.console import RunView
@@ -70,7 +72,7 @@ def _job(
             resolve_model(model),
             tests=tests,
             harness=config,
-            config=AgentConfig(max_steps=max_steps),
+            config=AgentConfig(max_steps=max_steps, max_seconds=max_seconds),
             emit=RunView(stream=stream),
             escalate=second,
         )
@@ -93,9 +95,12 @@ def ask(
     max_steps: StepsOpt = 12,
     stream: StreamOpt = False,
     escalate_to: EscalateOpt = None,
+    max_seconds: SecondsOpt = 900.0,
 ) -> None:
     """Answer a question about the repo, citing path:line."""
-    _job("ask", question, repo, model, harness, layers, max_steps, stream, escalate=escalate_to)
+    _job(
+        "ask", question, repo, model, harness, layers, max_steps, stream, escalate=escalate_to, max_seconds=max_seconds
+    )
 
 
 @app.command()
@@ -108,9 +113,22 @@ def fix(
     max_steps: StepsOpt = 20,
     stream: StreamOpt = False,
     escalate_to: EscalateOpt = None,
+    max_seconds: SecondsOpt = 900.0,
 ) -> None:
     """Run the tests; if any fail, repair the code until they pass."""
-    _job("fix", "", repo, model, harness, layers, max_steps, stream, tests=tests, escalate=escalate_to)
+    _job(
+        "fix",
+        "",
+        repo,
+        model,
+        harness,
+        layers,
+        max_steps,
+        stream,
+        tests=tests,
+        escalate=escalate_to,
+        max_seconds=max_seconds,
+    )
 
 
 @app.command()
@@ -123,9 +141,10 @@ def add(
     max_steps: StepsOpt = 20,
     stream: StreamOpt = False,
     escalate_to: EscalateOpt = None,
+    max_seconds: SecondsOpt = 900.0,
 ) -> None:
     """Add a feature together with a test for it."""
-    _job("add", feature, repo, model, harness, layers, max_steps, stream, escalate=escalate_to)
+    _job("add", feature, repo, model, harness, layers, max_steps, stream, escalate=escalate_to, max_seconds=max_seconds)
 
 
 @app.command()
@@ -138,9 +157,10 @@ def run(
     max_steps: StepsOpt = 20,
     stream: StreamOpt = False,
     escalate_to: EscalateOpt = None,
+    max_seconds: SecondsOpt = 900.0,
 ) -> None:
     """Any other change to the repo; done when the model says so and the suite is green."""
-    _job("run", task, repo, model, harness, layers, max_steps, stream, escalate=escalate_to)
+    _job("run", task, repo, model, harness, layers, max_steps, stream, escalate=escalate_to, max_seconds=max_seconds)
 
 
 @app.command()

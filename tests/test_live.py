@@ -22,7 +22,7 @@ def test_live_ask_names_the_right_file(orders):
     live_pack()
     repo = orders("ask")
     proc = ph("ask", "Which file defines the tax rate for books, and what is the rate?", "--repo", str(repo),
-              "--model", MODEL)
+              "--model", MODEL, "--max-seconds", "480")
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "orders/tax.py" in proc.stdout
 
@@ -30,7 +30,7 @@ def test_live_ask_names_the_right_file(orders):
 def test_live_fix_runs_to_an_end_with_real_actions(orders):
     live_pack()
     repo = orders("fix")
-    proc = ph("fix", "--repo", str(repo), "--model", MODEL, "--max-steps", "8")
+    proc = ph("fix", "--repo", str(repo), "--model", MODEL, "--max-steps", "6", "--max-seconds", "360")
     assert proc.returncode in (0, 2), proc.stderr[-2000:]  # 0: accepted, 2: ran out of budget; never a crash
     records = read_transcript(latest_runs(Path(repo))[0])
     assert records[-1]["event"] == "end"
