@@ -102,6 +102,21 @@ def _without_fence(body: str) -> str:
     return m.group(1) if m else body
 
 
+def _anchor(lines: list[str], new: list[str], start: int, end: int) -> tuple[int, int] | None:
+    """Wrong line numbers: new lines whose first and last lines match exactly one same-sized place move there."""
+    body = [ln.rstrip() for ln in new]
+    while body and not body[-1].strip():
+        body.pop()
+    if len(body) < 2 or not body[0].strip() or not body[-1].strip():
+        return None
+    first = body[0]
+    places = [i for i, ln in enumerate(lines, 1) if ln.rstrip() == first
+              and i + len(body) - 1 <= len(lines) and lines[i + len(body) - 2].rstrip() == body[-1]]
+    if len(places) != 1 or places[0] == start:
+        return None
+    return places[0], places[0] + len(body) - 1
+
+
 def _widen(lines: list[str], new: list[str], start: int, end: int) -> tuple[int, int]:
     """Line numbers one off: new lines that repeat (nearly) the line just before or after the range take it in."""
     import difflib
@@ -128,7 +143,8 @@ def other_forms(args: Args, old: str) -> tuple[str, str] | None:
         if not 1 <= args.start <= end <= len(lines):
             raise ActionError(f"edit {args.path}: lines {args.start}-{end} are outside the file (1-{len(lines)})")
         text = body if body.endswith("\n") else body + "\n"
-        start, end = _widen(lines, text.splitlines(), args.start, end)
+        start, end = _anchor(lines, text.splitlines(), args.start, end) or _widen(lines, text.splitlines(),
+                                                                                  args.start, end)
         return "".join(lines[:start - 1]) + text + "".join(lines[end:]), f"replaced lines {start}-{end}"
     merged = merge_definitions(old, body)
     if merged:

@@ -355,3 +355,15 @@ def test_line_range_one_off_is_widened(orders, drive):
         "        return round(line.total() * BULK_RATE, 2)",
         "    return 0.0",
     ]
+
+
+def test_line_range_with_wrong_numbers_moves_to_its_anchor(orders, drive, demo_jobs):
+    repo = orders("run")
+    block = 'TAX_RATES = {\n    "general": 0.20,\n    "food": 0.08,\n    "books": 0.05,\n}\n'
+    result, _ = drive(repo, "run", demo_jobs["run"]["task"], [
+        f'Action: edit {{"path": "orders/tax.py", "start": 12, "end": 13}}\n```python\n{block}```',
+        'Action: done {"summary": "food is 0.08"}',
+    ])
+    assert result.outcome == "done", result.reason
+    text = (repo / "orders/tax.py").read_text()
+    assert block in text and text.count("TAX_RATES = {") == 1 and "def tax_rate" in text
