@@ -12,13 +12,13 @@ from pyharness.harness.context import ContextGuard
 from pyharness.harness.loops import LoopDetector
 from pyharness.harness.noise import truncate
 from pyharness.harness.pipeline import HarnessConfig, Pipeline
+from pyharness.harness.steer import LOOKS, copied_example, next_example, redundant
 from pyharness.jobs import Job
 from pyharness.models.base import ChatOptions, Model, Reply
 from pyharness.prompts import system_prompt
 from pyharness.transcript import Transcript
 from pyharness.undo import UndoLog
 
-LOOKS = ("read", "list", "search")
 AUTO_DONE = ("fix", "add", "stdout")
 STOP = ["\nObservation:", "\nThought:", "<|im_end|>", "<|endoftext|>", "\nUser:"]
 
@@ -278,38 +278,10 @@ class Agent:
             self._count("loops.temperature")
 
     def _refuse_copied_example(self, call: ActionCall) -> None:
-        """A path copied from the prompt's examples is not a file of this repo: say so and name the real ones."""
-        path = call.args.get("path")
-        examples = "\n".join(a.example for a in self.actions.values())
-        copied = isinstance(path, str) and path not in (".", "") and f'"{path}"' in examples
-        body = "\n".join(str(call.args.get(k, "")) for k in ("body", "content", "search"))
-        shared = {ln.strip() for ln in body.splitlines() if len(ln.strip()) > 6} & {
-            ln.strip() for ln in examples.splitlines() if len(ln.strip()) > 6 and not ln.startswith("Action:")
-        }
-        if shared and isinstance(path, str) and (self.ctx.workspace.root / path).is_file():
-            text = (self.ctx.workspace.root / path).read_text(encoding="utf-8", errors="replace")
-            if not any(line in text for line in shared):
-                raise ActionError(
-                    f"that code is the example from the instructions, not from {path}. Read {path} "
-                    "and change its own lines."
-                )
-        if copied and not (self.ctx.workspace.root / path).exists():
-            files = [f for f in self.ctx.workspace.files() if f.endswith(".py")][:12]
-            raise ActionError(
-                f"{path} is only the example in the instructions, not a file of this repo. "
-                f"Its Python files are: {', '.join(files)}"
-            )
+        copied_example(call, self.actions, self.ctx.workspace)
 
     def _suggest(self) -> str:
-        """The example a format error shows: the action that most likely comes next in this mode."""
-        ws, names = self.ctx.workspace, self.actions
-        if self.job.mode == "ask":
-            return names["answer" if ws.read_files else "read"].example
-        if self.job.mode == "stdout":
-            return names["write" if not ws.changed else "run_tests"].example
-        if not ws.read_files and not ws.changed:
-            return names["read"].example
-        return names["edit"].example if not ws.changed else names["run_tests"].example
+        return next_example(self.job.mode, self.actions, self.ctx.workspace)
 
     def _choose(self, calls: list[ActionCall]) -> ActionCall:
         """The first call of a reply that would do something new (small models restate their whole plan)."""
@@ -324,24 +296,7 @@ class Agent:
         return calls[0]
 
     def _redundant(self, call: ActionCall) -> bool:
-        ws = self.ctx.workspace
-        try:
-            if call.name in LOOKS:
-                return (call.key(), ws.state_hash()) in self.looked
-            if call.name == "write":
-                target = ws.resolve(call.args["path"])
-                return target.is_file() and target.read_text(encoding="utf-8").rstrip("\n") == call.args[
-                    "content"
-                ].rstrip("\n")
-            if call.name == "edit":
-                from actions.edit import Args, blocks
-
-                text = ws.read_text(call.args["path"])
-                pairs = blocks(Args(**call.args))
-                return all(s.strip() not in text and r.strip() and r.strip() in text for s, r in pairs)
-        except (ActionError, OSError, KeyError, ValueError):
-            return False
-        return False
+        return redundant(call, self.ctx.workspace, self.looked)
 
     def _record(self, reply: Reply, call: ActionCall | None, observation: Observation) -> None:
         for item in call.interventions if call else []:

@@ -1,0 +1,64 @@
+"""steer: per-call hints and refusals that point the model at its next useful action (never a ban)."""
+
+from actions.base import Action
+from pyharness.errors import ActionError
+from pyharness.harness.call import ActionCall
+from pyharness.workspace import Workspace
+
+LOOKS = ("read", "list", "search")
+"""Actions that only look: repeating one on unchanged files gives nothing new."""
+
+
+def copied_example(call: ActionCall, actions: dict[str, Action], ws: Workspace) -> None:
+    """Refuse a path or code copied from the prompt's examples, naming the repo's real files."""
+    path = call.args.get("path")
+    examples = "\n".join(a.example for a in actions.values())
+    copied = isinstance(path, str) and path not in (".", "") and f'"{path}"' in examples
+    body = "\n".join(str(call.args.get(k, "")) for k in ("body", "content", "search"))
+    shared = {ln.strip() for ln in body.splitlines() if len(ln.strip()) > 6} & {
+        ln.strip() for ln in examples.splitlines() if len(ln.strip()) > 6 and not ln.startswith("Action:")
+    }
+    if shared and isinstance(path, str) and (ws.root / path).is_file():
+        text = (ws.root / path).read_text(encoding="utf-8", errors="replace")
+        if not any(line in text for line in shared):
+            raise ActionError(
+                f"that code is the example from the instructions, not from {path}. Read {path} "
+                "and change its own lines."
+            )
+    if copied and not (ws.root / path).exists():
+        files = [f for f in ws.files() if f.endswith(".py")][:12]
+        raise ActionError(
+            f"{path} is only the example in the instructions, not a file of this repo. "
+            f"Its Python files are: {', '.join(files)}"
+        )
+
+
+def next_example(mode: str, actions: dict[str, Action], ws: Workspace) -> str:
+    """The example a format error shows: the action that most likely comes next in this mode."""
+    if mode == "ask":
+        return actions["answer" if ws.read_files else "read"].example
+    if mode == "stdout":
+        return actions["write" if not ws.changed else "run_tests"].example
+    if not ws.read_files and not ws.changed:
+        return actions["read"].example
+    return actions["edit"].example if not ws.changed else actions["run_tests"].example
+
+
+def redundant(call: ActionCall, ws: Workspace, looked: set[tuple[str, str]]) -> bool:
+    """True for a restated action that would do nothing new: a look already taken, a write or edit already done."""
+    try:
+        if call.name in LOOKS:
+            return (call.key(), ws.state_hash()) in looked
+        if call.name == "write":
+            target = ws.resolve(call.args["path"])
+            current = target.read_text(encoding="utf-8").rstrip("\n") if target.is_file() else None
+            return current == call.args["content"].rstrip("\n")
+        if call.name == "edit":
+            from actions.edit import Args, blocks
+
+            text = ws.read_text(call.args["path"])
+            pairs = blocks(Args(**call.args))
+            return all(s.strip() not in text and r.strip() and r.strip() in text for s, r in pairs)
+    except (ActionError, OSError, KeyError, ValueError):
+        return False
+    return False
