@@ -217,7 +217,7 @@ class Agent:
             seed=self.result.steps,
             temperature=0.7 if self.heat else 0.0,
             on_text=lambda piece: self.emit("token", text=piece),
-            should_stop=self.pipeline.complete if self.harness.on("parse") else None,
+            should_stop=self._should_stop,
         )
         self.emit("thinking", step=self.result.steps)
         reply = (model or self.model).chat(self.messages, options)
@@ -266,6 +266,12 @@ class Agent:
             return str(err)
         self._count("accept.auto")
         raise Done(verdict + " (accepted by the harness after a green test run)")
+
+    def _should_stop(self, text: str) -> bool:
+        """End generation at the end of one complete action, or when the run's time budget is spent."""
+        if time.monotonic() - self.started > self.config.max_seconds:
+            return True
+        return self.harness.on("parse") and self.pipeline.complete(text)
 
     def _adjust_heat(self, call: ActionCall | None, observation: Observation) -> None:
         """Greedy decoding repeats itself: after a failed or repeated turn, sample the next one (seeded)."""

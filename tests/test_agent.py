@@ -367,3 +367,26 @@ def test_line_range_with_wrong_numbers_moves_to_its_anchor(orders, drive, demo_j
     assert result.outcome == "done", result.reason
     text = (repo / "orders/tax.py").read_text()
     assert block in text and text.count("TAX_RATES = {") == 1 and "def tax_rate" in text
+
+
+def test_time_budget_also_ends_a_long_generation(orders):
+    import time
+
+    from pyharness.agent import AgentConfig
+    from pyharness.harness.pipeline import HarnessConfig
+    from pyharness.models.scripted import ScriptedModel
+    from pyharness.session import run_job
+    from pyharness.transcript import read_transcript
+
+    class SlowModel(ScriptedModel):
+        def chat(self, messages, options):
+            time.sleep(1.0)  # the budget runs out while this reply is being generated
+            return super().chat(messages, options)
+
+    repo = orders("ask")
+    rambling = "I will think about this.\n" * 50 + 'Action: read {"path": "orders/tax.py"}'
+    result = run_job(repo, "ask", "q", SlowModel(replies=[rambling]), harness=HarnessConfig.off(),
+                     config=AgentConfig(max_seconds=0.8))
+    assert result.outcome == "stopped" and "time budget" in result.reason
+    turns = [r for r in read_transcript(__import__("pathlib").Path(result.transcript)) if r["event"] == "turn"]
+    assert len(turns) == 1 and turns[0]["reply"] == "I will think about this.\n" and turns[0]["stopped_early"]
