@@ -78,7 +78,7 @@ class Agent:
         self.actions = dict(actions)
         """The actions this run offers (the mode's core set, plus ranked user actions)."""
         self.pipeline = Pipeline(self.actions, self.harness, default_write_path=default_write_path)
-        self.pipeline.suggest = self._suggest
+        self.pipeline.suggest = lambda: next_example(job.mode, self.actions, ctx.workspace)
         self.loops = LoopDetector()
         self.guard = ContextGuard(model.context_window)
         self.transcript = Transcript(ctx.workspace.root, job.mode)
@@ -233,7 +233,7 @@ class Agent:
         action = self.actions[call.name]
         self.emit("action", call=call)
         if self.harness.on("steer"):
-            self._refuse_copied_example(call)
+            copied_example(call, self.actions, self.ctx.workspace)
         observation = action.run(action.args.model_validate(call.args), self.ctx)
         if observation.final:
             verdict = self.job.accept(observation, self.ctx.workspace, self.ctx)
@@ -283,26 +283,18 @@ class Agent:
         if self.heat:
             self._count("loops.temperature")
 
-    def _refuse_copied_example(self, call: ActionCall) -> None:
-        copied_example(call, self.actions, self.ctx.workspace)
-
-    def _suggest(self) -> str:
-        return next_example(self.job.mode, self.actions, self.ctx.workspace)
-
     def _choose(self, calls: list[ActionCall]) -> ActionCall:
         """The first call of a reply that would do something new (small models restate their whole plan)."""
         if not self.harness.on("loops"):
             return calls[0]
+        state = self.ctx.workspace.state_hash()  # one read of the files per reply, not one per restated call
         for n, call in enumerate(calls):
-            if not self._redundant(call):
+            if not redundant(call, self.ctx.workspace, self.looked, state):
                 if n:
                     call.interventions = calls[0].interventions + call.interventions
                     call.interventions.append(Intervention("loops.skip_repeat", f"skipped {n} repeated action(s)"))
                 return call
         return calls[0]
-
-    def _redundant(self, call: ActionCall) -> bool:
-        return redundant(call, self.ctx.workspace, self.looked)
 
     def _record(self, reply: Reply, call: ActionCall | None, observation: Observation) -> None:
         for item in call.interventions if call else []:

@@ -44,11 +44,11 @@ def next_example(mode: str, actions: dict[str, Action], ws: Workspace) -> str:
     return actions["edit"].example if not ws.changed else actions["run_tests"].example
 
 
-def redundant(call: ActionCall, ws: Workspace, looked: set[tuple[str, str]]) -> bool:
+def redundant(call: ActionCall, ws: Workspace, looked: set[tuple[str, str]], state: str) -> bool:
     """True for a restated action that would do nothing new: a look already taken, a write or edit already done."""
     try:
         if call.name in LOOKS:
-            return (call.key(), ws.state_hash()) in looked
+            return (call.key(), state) in looked
         if call.name == "write":
             target = ws.resolve(call.args["path"])
             current = target.read_text(encoding="utf-8").rstrip("\n") if target.is_file() else None
