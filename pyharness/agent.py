@@ -12,7 +12,7 @@ from pyharness.harness.context import ContextGuard
 from pyharness.harness.loops import LoopDetector
 from pyharness.harness.noise import truncate
 from pyharness.harness.pipeline import HarnessConfig, Pipeline
-from pyharness.harness.steer import LOOKS, copied_example, next_example, redundant
+from pyharness.harness.steer import source_files, LOOKS, copied_example, next_example, redundant
 from pyharness.jobs import Job
 from pyharness.models.base import ChatOptions, Model, Reply
 from pyharness.prompts import system_prompt
@@ -79,6 +79,7 @@ class Agent:
         """The actions this run offers (the mode's core set, plus ranked user actions)."""
         self.pipeline = Pipeline(self.actions, self.harness, default_write_path=default_write_path)
         self.pipeline.suggest = lambda: next_example(job.mode, self.actions, ctx.workspace)
+        self.pipeline.sources = lambda: source_files(ctx.workspace)
         self.loops = LoopDetector()
         self.guard = ContextGuard(model.context_window)
         self.transcript = Transcript(ctx.workspace.root, job.mode)

@@ -8,12 +8,16 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from actions.base import Context, Observation
 from pyharness.errors import ActionError
 from pyharness.prompts import repo_map
 from pyharness.testrun import TestRun, run_pytest
 from pyharness.workspace import SKIP_DIRS, Workspace
+
+if TYPE_CHECKING:
+    from pyharness.linetrace import RunTrace
 
 MODE_ACTIONS = {
     "ask": ("read", "search", "list", "answer"),
@@ -22,6 +26,7 @@ MODE_ACTIONS = {
     "run": ("read", "search", "list", "edit", "write", "run_tests", "done"),
     "stdout": ("write", "read", "run_tests", "done"),
 }
+FIX_ASK = "Which line is wrong? Write one Thought line that names it and says why, then the edit of that line."
 CALLED = re.compile(r"\b([A-Za-z_]\w*)\(")
 CITATION = re.compile(r"([\w./-]+\.\w+)(?::(\d+))?")
 
@@ -58,13 +63,13 @@ class Job:
             self.first_run = run_pytest(ws.root, self.tests, timeout=ctx.test_timeout, python=ctx.python)
             self.failing_before = list(self.first_run.failing)
             extra = f"\nAlso: {self.task}" if self.task else ""
-            from pyharness.linetrace import lines_run
+            from pyharness.linetrace import RunTrace, trace_test
 
-            ran = lines_run(ws.root, self.failing_before[0], python=ctx.python) if self.failing_before else {}
+            ran = trace_test(ws.root, self.failing_before[0], python=ctx.python) if self.failing_before else RunTrace()
             related = related_source(ws, self.first_run.first_traceback, ran=ran)
             return (
                 f"The tests fail. Fix the code so that they pass; do not change the tests.{extra}\n\n"
-                f"{self.first_run.observation()}\n\n{related}Repository files:\n{files}"
+                f"{self.first_run.observation()}\n\n{related}Repository files:\n{files}\n\n{FIX_ASK}"
             )
         if self.mode == "add":
             self.original = Path(tempfile.mkdtemp(prefix="ph-original-"))
@@ -179,12 +184,12 @@ def _locate(answer: str, ws: Workspace) -> str | None:
     return where
 
 
-def related_source(ws: Workspace, traceback: str, limit: int = 2, ran: dict[str, set[int]] | None = None) -> str:
+def related_source(ws: Workspace, traceback: str, limit: int = 2, ran: "RunTrace | None" = None) -> str:
     """The code the failing test calls: functions named in the traceback, from non-test files, numbered.
 
-    With `ran` (lines executed during the failing test), those lines are marked `>`: where the test went.
+    With `ran` (a trace of the failing test), the lines that ran are marked `>` (where the test went), and
+    under each branch condition that ran come the values it saw and what it came to.
     """
-    ran = ran or {}
     names = list(dict.fromkeys(CALLED.findall(traceback)))
     shown = []
     for rel in ws.files():
@@ -210,12 +215,19 @@ def related_source(ws: Workspace, traceback: str, limit: int = 2, ran: dict[str,
                     {constants[n.id] for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in constants}
                 )
                 numbered = [*used, *range(start, end + 1)]
-                marks = ran.get(rel, set())
-                body = "\n".join(f"{n:>3}{'>' if n in marks else '|'} {lines[n - 1]}" for n in numbered)
+                marks = ran.lines.get(rel, set()) if ran else set()
+                notes = ran.notes.get(rel, {}) if ran else {}
+                body = "\n".join(
+                    f"{n:>3}{'>' if n in marks else '|'} {lines[n - 1]}"
+                    + (f"\n     (in the failing test: {notes[n]})" if n in notes and n in marks else "")
+                    for n in numbered
+                )
                 if marks & set(range(start, end + 1)):
                     body += "\n(lines marked > ran in the failing test)"
                 rank = (isinstance(node, ast.ClassDef), names.index(node.name))
                 shown.append((rank, f"{node.name} is defined in {rel} (lines {start}-{end}):\n{body}\n\n"))
+    if any(not is_class for (is_class, _), _ in shown):  # a class named in a repr is data, not the suspect
+        shown = [item for item in shown if not item[0][0]]
     return "".join(text for _, text in sorted(shown)[:limit])
 
 

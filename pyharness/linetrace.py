@@ -1,7 +1,10 @@
-"""Which lines of the repo's own code ran during one failing test: a fault-localisation hint for fix mode.
+"""What the repo's own code did during one failing test: a fault-localisation hint for fix mode.
 
 The test runs once more in a subprocess, traced (`sys.settrace`) only while the test itself runs (not
-while modules import), recording lines of repo files that are not tests.
+while modules import), recording lines of repo files that are not tests. For each `if`/`elif`/`while`
+condition that ran and calls nothing, the first time it ran, the tracer also records the values of the
+names in it and what the condition came to (`line.quantity=10, BULK_THRESHOLD=10 -> False`): the one
+fact a small model needs to see an off-by-one comparison, shown without evaluating any call.
 """
 
 import json
@@ -9,22 +12,74 @@ import os
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pyharness.harness.noise import QUIET_ENV
 
 TRACER = r"""
-import json, os, sys
+import ast, json, os, sys
 import pytest
 root, out, node = sys.argv[1], sys.argv[2], sys.argv[3]
-seen = {}
+seen, notes, tables = {}, {}, {}
+UNSAFE = (ast.Call, ast.Await, ast.NamedExpr, ast.Lambda, ast.Yield, ast.YieldFrom, ast.Subscript)
+
+def conditions(path):
+    # line -> (condition code, [(name text, code)]) for if/elif/while tests that call nothing
+    if path not in tables:
+        table = {}
+        try:
+            with open(path, encoding="utf-8") as f:
+                tree = ast.parse(f.read())
+        except (OSError, SyntaxError, ValueError):
+            tree = None
+        for stmt in ast.walk(tree) if tree else ():
+            if not isinstance(stmt, (ast.If, ast.While)) or any(isinstance(n, UNSAFE) for n in ast.walk(stmt.test)):
+                continue
+            names = [ast.unparse(n) for n in ast.walk(stmt.test) if isinstance(n, (ast.Name, ast.Attribute))]
+            names = [n for n in dict.fromkeys(names) if not any(o.startswith(n + ".") for o in names)]
+            names = [n for n in names if n not in ("True", "False", "None")]
+            if names:
+                codes = [(n, compile(n, path, "eval")) for n in names]
+                table[stmt.test.lineno] = (compile(ast.Expression(stmt.test), path, "eval"), codes)
+        tables[path] = table
+    return tables[path]
+
+def show(value):
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+def note(frame, rel, line):
+    found = conditions(frame.f_code.co_filename).get(line)
+    if found is None or line in notes.setdefault(rel, {}):
+        return
+    test, codes = found
+    scope = (frame.f_globals, frame.f_locals)
+    parts = []
+    for name, code in codes:
+        try:
+            value = eval(code, *scope)
+        except Exception:
+            return
+        if callable(value) or type(value).__name__ == "module":
+            continue
+        parts.append(f"{name}={show(value)}")
+    try:
+        result = bool(eval(test, *scope))
+    except Exception:
+        return
+    notes[rel][line] = ", ".join(parts) + f" -> {result}"
+
 def tracer(frame, event, arg):
     name = frame.f_code.co_filename
     if not name.startswith(root) or "/tests/" in name or os.path.basename(name).startswith("test_"):
         return None
     if event == "line":
-        seen.setdefault(name[len(root):].lstrip("/"), set()).add(frame.f_lineno)
+        rel = name[len(root):].lstrip("/")
+        seen.setdefault(rel, set()).add(frame.f_lineno)
+        note(frame, rel, frame.f_lineno)
     return tracer
+
 class Trace:
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_call(self, item):
@@ -37,21 +92,40 @@ try:
     pytest.main([node, "-q", "-p", "no:cacheprovider", "--no-header", "-x"], plugins=[Trace()])
 finally:
     with open(out, "w") as f:
-        json.dump({k: sorted(v) for k, v in seen.items()}, f)
+        json.dump({"lines": {k: sorted(v) for k, v in seen.items()}, "notes": notes}, f)
 """
 
 
-def lines_run(root: Path, node_id: str, timeout: float = 60.0, python: str | None = None) -> dict[str, set[int]]:
-    """file -> line numbers executed while `node_id` ran (empty if tracing failed or timed out)."""
+@dataclass
+class RunTrace:
+    """Lines of repo files that ran during one test, and what their branch conditions came to."""
+
+    lines: dict[str, set[int]] = field(default_factory=dict)
+    notes: dict[str, dict[int, str]] = field(default_factory=dict)
+    """file -> line -> `name=value, ... -> True|False` (first time the condition ran)."""
+
+
+def trace_test(root: Path, node_id: str, timeout: float = 60.0, python: str | None = None) -> RunTrace:
+    """Trace `node_id` in a subprocess (empty if tracing failed or timed out)."""
     fd, out = tempfile.mkstemp(suffix=".json")
     os.close(fd)
     env = {**os.environ, **QUIET_ENV, "PYTHONPATH": str(root)}
     try:
-        subprocess.run([python or sys.executable, "-c", TRACER, str(root), out, node_id], cwd=root, env=env,
-                       capture_output=True, timeout=timeout, check=False, start_new_session=True)
+        subprocess.run(
+            [python or sys.executable, "-c", TRACER, str(root), out, node_id],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            timeout=timeout,
+            check=False,
+            start_new_session=True,
+        )
         data = json.loads(Path(out).read_text() or "{}")
     except (subprocess.TimeoutExpired, OSError, json.JSONDecodeError):
-        return {}
+        return RunTrace()
     finally:
         Path(out).unlink(missing_ok=True)
-    return {k: set(v) for k, v in data.items()}
+    return RunTrace(
+        lines={k: set(v) for k, v in data.get("lines", {}).items()},
+        notes={k: {int(n): text for n, text in v.items()} for k, v in data.get("notes", {}).items()},
+    )

@@ -21,7 +21,10 @@ ACTION_LINE = re.compile(
 )
 TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
 CALL = re.compile(r"^[ \t]*`?([A-Za-z_][\w.]*)\((.*)", re.MULTILINE)
-BARE_NAME = re.compile(r"^[ \t]*+(?:(?:[*+\-]|\d{1,2}[.)])[ \t]*+)?([A-Za-z_][\w.]*+)(?=[ \t]*+(?:\{|$))", re.MULTILINE)
+BARE_NAME = re.compile(
+    r"^[ \t]*+(?:(?:[*+\-]|\d{1,2}[.)])[ \t]*+)?([A-Za-z_][\w.]*+)(?:(?=[ \t]*+(?:\{|$))|:(?=[ \t]*+\{))", re.MULTILINE
+)
+"""`read {...}`, a name alone on its line, or a label `Edit: {...}` (a known action's name, checked later)."""
 NEXT_ACTION = re.compile(
     r"^[ \t>*`#+\-]*(?:\d{1,2}[.)][ \t]*)?(?:\*\*)?(?:Action(?:\*\*)?\s*:|([A-Za-z_][\w.]*)[ \t]*"
     r"(?:[{(]|$))",

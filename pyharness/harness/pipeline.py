@@ -11,6 +11,7 @@ from actions.base import Action
 from pyharness.errors import FormatError
 from pyharness.harness.call import ActionCall, Intervention
 from pyharness.harness.parse import OBSERVATION, RawCall, clean, find_calls, first_fence
+from pyharness.harness.prose import prose_edit
 from pyharness.harness.repair import repair, resolve_name
 
 LAYERS = ("parse", "repair", "validate", "loops", "steer", "context", "noise", "lint", "confidence", "rank")
@@ -57,6 +58,8 @@ class Pipeline:
         """Steer: picks the example shown when a reply has no action (the likely next action, not the first)."""
         self.pending_write: dict | None = None
         """A body-less write from the previous reply: its content may come as a bare code block now."""
+        self.sources: Callable[[], dict[str, str]] | None = None
+        """The repo's source files (path -> text), for an edit the model states in words (`prose_edit`)."""
 
     def process(self, text: str, *, truncated: bool = False) -> ActionCall:
         """Parse, repair and validate one reply; the first action it holds."""
@@ -128,8 +131,8 @@ class Pipeline:
         body = clean(text)
         raws = find_calls(body, self._known())
         if not raws:
-            return [self._no_action(body, text)]
-        calls = [self._one(raws[0], first=True)]
+            return [self._prose(text) or self._no_action(body, text)]
+        calls = [self._one(raws[0], first=True, text=text)]
         for raw in raws[1:]:
             try:
                 calls.append(self._one(raw, first=False))
@@ -139,7 +142,7 @@ class Pipeline:
             calls[0].interventions.insert(0, Intervention("parse.multiple", f"{len(raws)} actions in one reply"))
         return calls
 
-    def _one(self, raw: RawCall, *, first: bool) -> ActionCall:
+    def _one(self, raw: RawCall, *, first: bool, text: str = "") -> ActionCall:
         fixes = list(raw.fixes)
         action = resolve_name(raw.name, self.actions, fixes)
         args = repair(raw, action, fixes) if self.config.on("repair") else dict(raw.args)
@@ -151,6 +154,9 @@ class Pipeline:
                 "block, the whole file, nothing else."
             )
         if action.name == "edit" and args.get("start") and not args.get("body") and args.get("path"):
+            said = self._prose(text) if first else None
+            if said is not None:
+                return said
             if first:
                 self.pending_write = {"path": args["path"], "action": "edit", "args": dict(args)}
             lines = f"{args['start']}-{args.get('end') or args['start']}"
@@ -187,6 +193,20 @@ class Pipeline:
         if not body.strip():
             raise FormatError("the reply was empty. Reply with one action, e.g.\n" + self._example())
         raise FormatError("no action found. Reply with one action, e.g.\n" + self._example())
+
+    def _prose(self, text: str) -> ActionCall | None:
+        """The one-line edit a reply states in words (quotes a source line, then its corrected version)."""
+        if not (self.config.on("repair") and "edit" in self.actions and self.sources is not None):
+            return None
+        found = prose_edit(text, self.sources())
+        if found is None:
+            return None
+        path, number, line = found
+        return self._validate(
+            self.actions["edit"],
+            {"path": path, "start": number, "end": number, "body": line + "\n"},
+            [("repair.prose_edit", f"the reply said how to change {path}:{number}; that became the edit")],
+        )
 
     def _validate(self, action: Action, args: dict, fixes: list) -> ActionCall:
         try:

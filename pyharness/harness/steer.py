@@ -62,3 +62,9 @@ def redundant(call: ActionCall, ws: Workspace, looked: set[tuple[str, str]], sta
     except (ActionError, OSError, KeyError, ValueError):
         return False
     return False
+
+
+def source_files(ws: Workspace, limit: int = 200) -> dict[str, str]:
+    """The repo's Python files that are not tests (path -> text): where a stated edit may point."""
+    names = [p for p in ws.files() if p.endswith(".py") and not ws.is_test_path(p)][:limit]
+    return {p: (ws.root / p).read_text(encoding="utf-8", errors="replace") for p in names}
