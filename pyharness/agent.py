@@ -93,6 +93,8 @@ class Agent:
         self.heat = 0
         """Consecutive turns that failed without changing a file; above 0 the next turn is sampled."""
         self.looked: set[tuple[str, str]] = set()
+        self._notes: list[Intervention] = []
+        """Interventions of the current turn that are not part of the parsed call (loops, steer, accept)."""
         self.started = time.monotonic()
 
     def run(self) -> RunResult:
@@ -137,6 +139,7 @@ class Agent:
         if time.monotonic() - self.started > self.config.max_seconds:
             raise LimitsExceeded(f"time budget of {self.config.max_seconds:.0f} s used up")
         self.result.steps += 1
+        self._notes = []
         reply = self.query()
         call, observation, hint = None, None, ""
         try:
@@ -149,6 +152,8 @@ class Agent:
         except FormatError as err:
             self.format_errors += 1
             observation = Observation(f"Format error: {err}", ok=False)
+            if self.harness.on("validate"):
+                self._count("validate.format_error", str(err).split("\n")[0][:100])
             if self.format_errors >= self.config.max_format_errors:
                 self._record(reply, call, observation)
                 raise LimitsExceeded(
@@ -158,6 +163,8 @@ class Agent:
             observation = Observation(f"Error: {err}", ok=False)
         if call is not None and self.harness.on("loops"):
             verdict = self.loops.observe(call.key(), self._state, None if observation.ok else observation.text)
+            if verdict.level:
+                self._count(f"loops.{verdict.kind}", ("hint", "redirect", "stop")[min(verdict.level, 3) - 1])
             if verdict.level >= 3:
                 self._record(reply, call, observation)
                 raise LimitsExceeded(verdict.message)
@@ -165,8 +172,6 @@ class Agent:
                 observation = Observation(verdict.message, ok=False)
             elif verdict.level == 1:
                 hint = verdict.message
-            if verdict.level:
-                self._count(f"loops.{verdict.kind}")
         self._adjust_heat(call, observation)
         if self.harness.on("context"):
             hint = " ".join(h for h in (hint, self.guard.pressure_hint(self.last_prompt)) if h)
@@ -282,7 +287,7 @@ class Agent:
         changed = self.ctx.workspace.state_hash()
         self.heat = self.heat + 1 if stuck and changed == self._state else 0
         if self.heat:
-            self._count("loops.temperature")
+            self._count("loops.temperature", "the next turn is sampled (seeded)")
 
     def _choose(self, calls: list[ActionCall]) -> ActionCall:
         """The first call of a reply that would do something new (small models restate their whole plan)."""
@@ -298,8 +303,9 @@ class Agent:
         return calls[0]
 
     def _record(self, reply: Reply, call: ActionCall | None, observation: Observation) -> None:
+        made = [*(call.interventions if call else []), *self._notes]
         for item in call.interventions if call else []:
-            self._count(item.kind)
+            self._count(item.kind, note=False)
         self.emit("observation", observation=observation)
         self.transcript.write(
             "turn",
@@ -313,14 +319,17 @@ class Agent:
             cached_tokens=reply.cached_tokens,
             completion_tokens=reply.completion_tokens,
             action=None if call is None else {"name": call.name, "args": call.args},
-            interventions=[] if call is None else [vars(i) for i in call.interventions],
+            interventions=[vars(i) for i in made],
             observation=observation.text,
             ok=observation.ok,
             confidence=self.confidence_last,
         )
 
-    def _count(self, kind: str) -> None:
+    def _count(self, kind: str, detail: str = "", *, note: bool = True) -> None:
+        """Count an intervention for the run; with `note`, also list it in this turn's transcript record."""
         self.result.interventions[kind] = self.result.interventions.get(kind, 0) + 1
+        if note:
+            self._notes.append(Intervention(kind, detail))
 
     _state = ""
     last_prompt = 0

@@ -38,3 +38,24 @@ def test_live_fix_runs_to_an_end_with_real_actions(orders):
     assert executed, "no action of the model was executed"
     assert any(r["action"]["name"] in ("read", "edit", "search", "run_tests") for r in executed)
     assert all(r["prompt_tokens"] > 0 and r["completion_tokens"] > 0 for r in records if r["event"] == "turn")
+
+
+def test_live_eval_smoke_three_stdout_tasks(tmp_path):
+    """`ph eval` end to end with the embedded model, harness on: three small stdout tasks scored on hidden cases."""
+    live_pack()
+    import json
+
+    out = tmp_path / "eval"
+    tasks = "s005_ping_pong,s033_primes_up_to_n,s049_average_two_decimals"
+    proc = ph("eval", "stdout", "--tasks", tasks, "--model", MODEL, "--configs", "harness=on", "--max-steps", "6",
+              "--max-seconds", "150", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert sorted(r["task"] for r in records) == sorted(tasks.split(","))
+    assert all(r["config"] == "harness=on" and r["outcome"] != "error" for r in records), records
+    assert all(r["steps"] >= 1 and r["prompt_tokens"] > 0 and r["completion_tokens"] > 0 for r in records)
+    assert all((out / r["transcript"]).is_file() for r in records)
+    # each of these was solved in one step when first measured; at least one must pass the hidden cases here
+    assert sum(r["pass_strict"] for r in records) >= 1, [(r["task"], r["reason"]) for r in records]
+    summary = (out / "summary.md").read_text()
+    assert "pass@1" in summary and (out / "chart.png").stat().st_size > 0
