@@ -34,8 +34,8 @@ bench: install-dev
 	$(BIN)/python benchmarks/harness_overhead.py
 
 # The README's eval figures: a fixed 20-task stdout slice plus the jobs suite, harness on vs off, interleaved,
-# each run bounded by 10 steps and 180 s (about an hour on 2 cores).
-EVAL_BUDGET = --max-steps 10 --max-seconds 180
+# each run bounded by 8 steps and 120 s (about 1.5 hours on 2 cores: a harness-off run usually uses its whole budget).
+EVAL_BUDGET = --max-steps 8 --max-seconds 120
 eval: install-dev pull
 	$(BIN)/ph eval stdout --tasks @evals/stdout/slice20.txt --model llamacpp:qwen2.5-coder-1.5b \
 		--configs harness=on,off $(EVAL_BUDGET) --out out/eval-slice20
