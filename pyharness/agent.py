@@ -12,7 +12,7 @@ from pyharness.harness.context import ContextGuard
 from pyharness.harness.loops import LoopDetector
 from pyharness.harness.noise import truncate
 from pyharness.harness.pipeline import HarnessConfig, Pipeline
-from pyharness.harness.steer import source_files, LOOKS, copied_example, next_example, redundant
+from pyharness.harness.steer import LOOKS, copied_example, next_example, redundant, source_files
 from pyharness.jobs import Job
 from pyharness.models.base import ChatOptions, Model, Reply
 from pyharness.prompts import system_prompt
@@ -239,7 +239,9 @@ class Agent:
         action = self.actions[call.name]
         self.emit("action", call=call)
         if self.harness.on("steer"):
-            copied_example(call, self.actions, self.ctx.workspace)
+            retarget = copied_example(call, self.actions, self.ctx.workspace, self.pipeline.default_write_path)
+            if retarget is not None:
+                call.interventions.append(retarget)
         observation = action.run(action.args.model_validate(call.args), self.ctx)
         if observation.final:
             verdict = self.job.accept(observation, self.ctx.workspace, self.ctx)

@@ -31,16 +31,25 @@ MODE_RULES = {
 }
 
 MODE_EXAMPLES = {
-    "stdout": {"write": 'Action: write {"path": "main.py"}\n```python\nimport sys\n\nwords = sys.stdin.read().split()\n'
-                        'print(len(words))\n```'},
+    "stdout": {
+        "write": 'Action: write {"path": "main.py"}\n```python\nimport sys\n\nwords = sys.stdin.read().split()\n'
+        'print(len(words))\n```',
+        "read": 'Action: read {"path": "main.py"}',
+        "done": 'Action: done {"summary": "main.py prints the expected output for the example"}',
+    },
 }
+
+
+def example_of(mode: str, action: Action) -> str:
+    """The literal example of an action shown in this mode (stdout tasks have their own: main.py)."""
+    return MODE_EXAMPLES.get(mode, {}).get(action.name, action.example)
 
 
 def system_prompt(mode: str, actions: dict[str, Action]) -> str:
     """The system prompt of a mode: what each allowed action does, with a literal example of each."""
     blocks = []
     for action in actions.values():
-        example = MODE_EXAMPLES.get(mode, {}).get(action.name, action.example)
+        example = example_of(mode, action)
         blocks.append(f"{action.description}\n{example}\n")
     return SYSTEM.format(actions="\n".join(blocks), rules=MODE_RULES.get(mode, ""))
 

@@ -273,3 +273,18 @@ def test_jobs_suite_holds_the_demo_jobs_and_checks_them():
     verdict = check_task(fix)
     assert verdict.ok, verdict.note
     assert "reference passes" in verdict.note and "unsolved fails" in verdict.note
+
+
+def test_stdout_write_to_the_instructions_example_path_goes_to_main_py(tmp_path, drive):
+    # recorded (s001, harness on): the model wrote its program to the generic example's path, four times
+    task = parse_task(SHOUT, Path("shout.json"))
+    repo = make_stdout_repo(tmp_path / "repo", task)
+    reply = 'write {"path": "shop/cart.py"}\n```python\nprint(input().upper())\n```'
+    result, records = drive(repo, "stdout", task_message(task), [reply], default_write_path="main.py")
+    assert result.outcome == "done", result.reason
+    turn = next(r for r in records if r["event"] == "turn")
+    assert {"kind": "steer.default_path", "detail": "shop/cart.py (the instructions' example) -> main.py"} in \
+        turn["interventions"]
+    assert (repo / "main.py").read_text() == "print(input().upper())\n" and not (repo / "shop").exists()
+    system = records[0]["system"]
+    assert "shop/" not in system and 'Action: read {"path": "main.py"}' in system

@@ -2,18 +2,28 @@
 
 from actions.base import Action
 from pyharness.errors import ActionError
-from pyharness.harness.call import ActionCall
+from pyharness.harness.call import ActionCall, Intervention
+from pyharness.prompts import example_of
 from pyharness.workspace import Workspace
 
 LOOKS = ("read", "list", "search")
 """Actions that only look: repeating one on unchanged files gives nothing new."""
 
 
-def copied_example(call: ActionCall, actions: dict[str, Action], ws: Workspace) -> None:
-    """Refuse a path or code copied from the prompt's examples, naming the repo's real files."""
+def copied_example(
+    call: ActionCall, actions: dict[str, Action], ws: Workspace, default_path: str | None = None
+) -> Intervention | None:
+    """Refuse a path or code copied from the prompt's examples, naming the repo's real files.
+
+    With a `default_path` (the one file a stdout task is about), a write to a copied example path that does
+    not exist is what the model meant for that file: it is retargeted there, and the intervention returned.
+    """
     path = call.args.get("path")
     examples = "\n".join(a.example for a in actions.values())
     copied = isinstance(path, str) and path not in (".", "") and f'"{path}"' in examples
+    if copied and default_path and call.name == "write" and not (ws.root / path).exists():
+        call.args["path"] = default_path
+        return Intervention("steer.default_path", f"{path} (the instructions' example) -> {default_path}")
     body = "\n".join(str(call.args.get(k, "")) for k in ("body", "content", "search"))
     shared = {ln.strip() for ln in body.splitlines() if len(ln.strip()) > 6} & {
         ln.strip() for ln in examples.splitlines() if len(ln.strip()) > 6 and not ln.startswith("Action:")
@@ -31,6 +41,7 @@ def copied_example(call: ActionCall, actions: dict[str, Action], ws: Workspace) 
             f"{path} is only the example in the instructions, not a file of this repo. "
             f"Its Python files are: {', '.join(files)}"
         )
+    return None
 
 
 def next_example(mode: str, actions: dict[str, Action], ws: Workspace) -> str:
@@ -38,7 +49,7 @@ def next_example(mode: str, actions: dict[str, Action], ws: Workspace) -> str:
     if mode == "ask":
         return actions["answer" if ws.read_files else "read"].example
     if mode == "stdout":
-        return actions["write" if not ws.changed else "run_tests"].example
+        return example_of(mode, actions["write" if not ws.changed else "run_tests"])
     if not ws.read_files and not ws.changed:
         return actions["read"].example
     return actions["edit"].example if not ws.changed else actions["run_tests"].example
