@@ -22,6 +22,13 @@ def run(args: Args, ctx: Context) -> Observation:
     if old is not None and old.count("\n") > limit:
         raise ActionError(f"write refused: {args.path} exists and is {old.count(chr(10))} lines (over {limit}); "
                           "use edit to change part of it")
+    if old is not None and old.rstrip("\n") == args.content.rstrip("\n"):
+        failing = getattr(ctx.last_test, "error_line", lambda: "")()
+        raise ActionError(
+            f"write {args.path}: the file already holds exactly this content, so nothing changed"
+            + (f"; with it the tests fail: {failing}" if failing else "")
+            + ". Send a corrected version that changes the code that fails."
+        )
     added: list[str] = []
     if ctx.lint:
         from pyharness.harness.imports import add_imports

@@ -17,6 +17,9 @@ SECTION = re.compile(r"^_{3,} (.+?) _{3,}$", re.MULTILINE)
 OUTPUT_CAP = 400_000
 
 
+EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning)\b")
+
+
 @dataclass
 class TestRun:
     """What one pytest run showed."""
@@ -42,6 +45,12 @@ class TestRun:
             return "no tests ran (pytest found no tests)"
         parts = [f"{n} {k}" for k, n in self.counts.items() if n]
         return ", ".join(parts) or f"pytest exited with code {self.exit_code}"
+
+    def error_line(self) -> str:
+        """The failure's last `E` line (the exception or the assertion), or '' for a green run."""
+        lines = [ln.strip()[1:].strip() for ln in self.first_traceback.splitlines() if ln.strip().startswith("E ")]
+        raised = [ln for ln in lines if EXCEPTION_LINE.match(ln) and not ln.startswith("AssertionError")]
+        return (raised or [ln for ln in lines if ln] or [""])[-1 if raised else 0]
 
     def observation(self, max_chars: int = 2500) -> str:
         """Counts plus the first failing test's traceback, compacted: what the model sees."""

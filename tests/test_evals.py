@@ -288,3 +288,18 @@ def test_stdout_write_to_the_instructions_example_path_goes_to_main_py(tmp_path,
     assert (repo / "main.py").read_text() == "print(input().upper())\n" and not (repo / "shop").exists()
     system = records[0]["system"]
     assert "shop/" not in system and 'Action: read {"path": "main.py"}' in system
+
+
+def test_rewriting_the_same_failing_program_is_refused_with_its_error(tmp_path, drive):
+    # recorded (s022, harness on): the same crashing program sent again three times
+    task = parse_task(SHOUT, Path("shout.json"))
+    repo = make_stdout_repo(tmp_path / "repo", task)
+    crash = 'Action: write {"path": "main.py"}\n```python\nkey, value = input().split("=")\nprint(value)\n```'
+    result, records = drive(repo, "stdout", task_message(task), [crash, crash], default_write_path="main.py",
+                            max_steps=2)
+    second = [r for r in records if r["event"] == "turn"][1]
+    assert second["observation"] == (
+        "Error: write main.py: the file already holds exactly this content, so nothing changed; with it the tests "
+        "fail: ValueError: not enough values to unpack (expected 2, got 1). Send a corrected version that changes "
+        "the code that fails."
+    )
