@@ -17,10 +17,10 @@ from pyharness.evalsuites import (
     load_suite,
     load_task_dir,
     parse_task,
-    plain_asserts,
     score_source,
     select,
 )
+from pyharness.humaneval import plain_asserts
 from pyharness.testrun import run_pytest
 
 SHOUT = {"id": "shout", "prompt": "Read one line and print it in upper case.",
