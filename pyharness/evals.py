@@ -51,8 +51,23 @@ def test_example():
     got = proc.stdout.decode("utf-8", errors="replace")
     errors = proc.stderr.decode("utf-8", errors="replace")[-2000:]
     assert proc.returncode == 0, f"main.py exited with code {{proc.returncode}}:\\n{{errors}}"
-    assert got == EXPECTED, (f"wrong output on the example input {{STDIN!r}}\\n"
-                             f"expected: {{EXPECTED!r}}\\ngot:      {{got!r}}")
+    if got != EXPECTED:  # one message, without pytest's own diff of the two strings
+        raise AssertionError(f"wrong output on the example input {{STDIN!r}}\\nexpected: {{EXPECTED!r}}\\n"
+                             f"got:      {{got!r}}\\n{{difference(EXPECTED, got)}}")
+
+
+def difference(expected, got):
+    """The first difference, in words."""
+    if got.startswith(expected):
+        return f"The expected output is all there, but then main.py printed more: {{got[len(expected):]!r}}"
+    if expected.startswith(got):
+        return f"The output stops too early; still missing: {{expected[len(got):]!r}}"
+    want, have = expected.split("\\n"), got.split("\\n")
+    for n, (a, b) in enumerate(zip(want, have), 1):
+        if a != b:
+            how = "only in spaces" if a.split() == b.split() else "here"
+            return f"First difference {{how}}, line {{n}}: expected {{a!r}}, got {{b!r}}"
+    return f"expected {{len(want) - 1}} line(s), got {{len(have) - 1}}"
 '''
 
 

@@ -77,6 +77,9 @@ def test_the_visible_example_test_shows_expected_and_got(tmp_path):
     (repo / "main.py").write_text("print(input())\n")
     failed = run_pytest(repo).observation()
     assert "expected: 'HI THERE\\n'" in failed and "got:      'hi there\\n'" in failed
+    assert "First difference here, line 1: expected 'HI THERE', got 'hi there'" in failed
+    (repo / "main.py").write_text("print(input().upper())\nprint('Test passed.')\n")
+    assert "but then main.py printed more: 'Test passed.\\n'" in run_pytest(repo).observation()
     (repo / "main.py").write_text(SHOUT["reference"])
     assert run_pytest(repo).green
     message = task_message(task)
