@@ -136,11 +136,15 @@ class Agent:
         """One turn: ask the model, run its action, append the observation."""
         if self.result.steps >= self.config.max_steps:
             raise LimitsExceeded(f"step budget of {self.config.max_steps} used up")
-        if time.monotonic() - self.started > self.config.max_seconds:
+        if self._out_of_time():
             raise LimitsExceeded(f"time budget of {self.config.max_seconds:.0f} s used up")
         self.result.steps += 1
         self._notes = []
         reply = self.query()
+        if self._out_of_time():
+            # a reply the time budget cut off is not acted on: half a file must not replace a whole one
+            self._record(reply, None, Observation("(not run: the time budget ended this reply)", ok=False))
+            raise LimitsExceeded(f"time budget of {self.config.max_seconds:.0f} s used up")
         call, observation, hint = None, None, ""
         try:
             reply, call = self._understand(reply)
@@ -275,9 +279,12 @@ class Agent:
         self._count("accept.auto")
         raise Done(verdict + " (accepted by the harness after a green test run)")
 
+    def _out_of_time(self) -> bool:
+        return time.monotonic() - self.started > self.config.max_seconds
+
     def _should_stop(self, text: str) -> bool:
         """End generation at the end of one complete action, or when the run's time budget is spent."""
-        if time.monotonic() - self.started > self.config.max_seconds:
+        if self._out_of_time():
             return True
         return self.harness.on("parse") and self.pipeline.complete(text)
 

@@ -390,3 +390,26 @@ def test_time_budget_also_ends_a_long_generation(orders):
     assert result.outcome == "stopped" and "time budget" in result.reason
     turns = [r for r in read_transcript(__import__("pathlib").Path(result.transcript)) if r["event"] == "turn"]
     assert len(turns) == 1 and turns[0]["reply"] == "I will think about this.\n" and turns[0]["stopped_early"]
+
+
+def test_a_reply_cut_by_the_time_budget_is_not_run(orders):
+    import time
+    from pathlib import Path
+
+    from pyharness.agent import AgentConfig
+    from pyharness.models.scripted import ScriptedModel
+    from pyharness.session import run_job
+    from pyharness.transcript import read_transcript
+
+    class SlowModel(ScriptedModel):
+        def chat(self, messages, options):
+            time.sleep(1.0)
+            return super().chat(messages, options)
+
+    repo = orders("run")
+    half = 'Action: write {"path": "orders/report.py"}\n```python\nimport os\n'  # recorded shape: a write cut short
+    result = run_job(repo, "run", "tidy pricing", SlowModel(replies=[half]), config=AgentConfig(max_seconds=0.8))
+    assert result.outcome == "stopped" and "time budget" in result.reason
+    assert not (repo / "orders/report.py").exists()
+    turns = [r for r in read_transcript(Path(result.transcript)) if r["event"] == "turn"]
+    assert turns[0]["action"] is None and turns[0]["observation"] == "(not run: the time budget ended this reply)"
