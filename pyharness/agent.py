@@ -1,5 +1,6 @@
 """The loop: run -> step -> query -> act. One action per turn; the harness decides when the job is done."""
 
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -198,6 +199,9 @@ class Agent:
         try:
             call = self._choose(self.pipeline.process_all(reply.text, truncated=truncated))
         except FormatError:
+            prefix = self._prefill_prefix()
+            if prefix:
+                return self._continue_body(reply, prefix)
             if self.escalate is None or not self.harness.on("confidence"):
                 raise
             call = None
@@ -219,9 +223,27 @@ class Agent:
         assert call is not None
         return reply, call
 
-    def query(self, model: Model | None = None) -> Reply:
-        """Ask the model (or the escalation model) for the next reply."""
+    def _prefill_prefix(self) -> str:
+        """For a write or line edit whose body is missing: its action line plus an opened ```python fence."""
+        pending = self.pipeline.pending_write
+        if not (pending and self.harness.on("repair") and getattr(self.model, "prefill", False)):
+            return ""
+        if pending.get("action") == "edit":
+            return f"Action: edit {json.dumps(pending['args'])}\n```python\n"
+        return f"Action: write {json.dumps({'path': pending['path']})}\n```python\n"
+
+    def _continue_body(self, reply: Reply, prefix: str) -> tuple[Reply, ActionCall]:
+        """Let the model continue its own action line into the missing body (no format-error round trip)."""
+        second = self.query(prefix=prefix)
+        call = self._choose(self.pipeline.process_all(second.text, truncated=second.finish_reason == "length"))
+        first = reply.text.strip().splitlines()[0][:80] if reply.text.strip() else ""
+        call.interventions.append(Intervention("repair.prefill", f"{first!r} had no body: continued after a fence"))
+        return second, call
+
+    def query(self, model: Model | None = None, prefix: str = "") -> Reply:
+        """Ask the model (or the escalation model) for the next reply; `prefix` starts the reply for it."""
         options = ChatOptions(
+            prefix=prefix,
             stop=STOP,
             max_tokens=self.config.max_tokens,
             seed=self.result.steps,

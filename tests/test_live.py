@@ -59,3 +59,16 @@ def test_live_eval_smoke_three_stdout_tasks(tmp_path):
     assert sum(r["pass_strict"] for r in records) >= 1, [(r["task"], r["reason"]) for r in records]
     summary = (out / "summary.md").read_text()
     assert "pass@1" in summary and (out / "chart.png").stat().st_size > 0
+
+
+def test_live_prefill_continues_the_started_reply():
+    from pyharness.models.base import ChatOptions
+    from pyharness.models.llamacpp import LlamaCppModel
+
+    model = LlamaCppModel(live_pack(), name=MODEL)
+    prefix = 'Action: write {"path": "main.py"}\n```python\n'
+    messages = [{"role": "user", "content": "Write main.py: a program that prints the sum of two integers read "
+                                            "from one line of standard input."}]
+    reply = model.chat(messages, ChatOptions(prefix=prefix, max_tokens=80, stop=["\n```"]))
+    assert reply.text.startswith(prefix) and len(reply.text) > len(prefix) + 10
+    assert "print(" in reply.text[len(prefix):] and reply.completion_tokens > 0

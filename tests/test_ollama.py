@@ -242,3 +242,18 @@ def test_host_defaults_to_env(monkeypatch):
     assert OllamaModel().host == "http://10.0.0.5:11434"
     monkeypatch.delenv("OLLAMA_HOST")
     assert OllamaModel().host == "http://127.0.0.1:11434"
+
+
+def test_prefill_sends_the_started_reply_as_a_final_assistant_message(httpserver):
+    httpserver.expect_request("/api/chat", method="POST").respond_with_data(
+        ndjson(piece("print(1)\n"), piece("```"), final(completion=4))
+    )
+    prefix = 'Action: write {"path": "main.py"}\n```python\n'
+    seen_stop: list[str] = []
+    model = model_at(httpserver)
+    reply = model.chat(MESSAGES, ChatOptions(prefix=prefix, should_stop=lambda text: seen_stop.append(text) or False))
+    sent = httpserver.log[-1][0].get_json()
+    assert sent["messages"] == [*MESSAGES, {"role": "assistant", "content": prefix}]
+    assert reply.text == prefix + "print(1)\n```"
+    assert seen_stop == [prefix + "print(1)\n"]  # the stop check sees the whole reply so far
+    assert model.prefill is True

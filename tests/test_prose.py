@@ -93,3 +93,29 @@ def test_fix_job_ends_in_one_step_from_the_recorded_reply(orders, drive):
     first = records[0]["first_message"]
     assert "(in the failing test: line.quantity=10, BULK_THRESHOLD=10 -> False)" in first
     assert "OrderLine is defined" not in first  # a class named only in the assertion's repr is not shown
+
+
+def test_a_body_less_write_is_continued_by_prefill_in_the_same_step(tmp_path):
+    from pathlib import Path
+
+    from pyharness.evals import make_stdout_repo, task_message
+    from pyharness.evalsuites import parse_task
+    from pyharness.models.scripted import ScriptedModel
+    from pyharness.session import run_job
+    from pyharness.transcript import read_transcript
+
+    task = parse_task(
+        {"id": "up", "prompt": "Print the line in upper case.", "reference": "print(input().upper())\n",
+         "example": {"stdin": "hi\n", "stdout": "HI\n"}, "hidden": [{"stdin": "a\n", "stdout": "A\n"}] * 3},
+        Path("up.json"),
+    )
+    repo = make_stdout_repo(tmp_path / "repo", task)
+    # recorded shape (s022, s026): an action line with no body, then a second plan line
+    replies = ['write {"path": "main.py"}\nread {"path": "main.py"}\n', "print(input().upper())\n```"]
+    model = ScriptedModel(replies=replies, prefill=True)
+    result = run_job(repo, "stdout", task_message(task), model, default_write_path="main.py")
+    assert result.outcome == "done" and result.steps == 1, result.reason
+    turn = next(r for r in read_transcript(Path(result.transcript)) if r["event"] == "turn")
+    assert turn["reply"] == 'Action: write {"path": "main.py"}\n```python\nprint(input().upper())\n```'
+    assert "repair.prefill" in [i["kind"] for i in turn["interventions"]]
+    assert (repo / "main.py").read_text() == "print(input().upper())\n"

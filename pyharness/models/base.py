@@ -36,6 +36,9 @@ class ChatOptions:
     """Called with each streamed piece of text (for live display)."""
     should_stop: Callable[[str], bool] | None = None
     """Called with the text so far at each line end; True ends generation there (one complete action)."""
+    prefix: str = ""
+    """Assistant prefill: the reply must begin with this text and the model continues it (only for a model whose
+    `prefill` is True). `Reply.text` and `should_stop` see the prefix plus the continuation."""
 
 
 class Model(Protocol):
@@ -43,6 +46,8 @@ class Model(Protocol):
 
     name: str
     context_window: int
+    prefill: bool
+    """True when `chat` honours `ChatOptions.prefix` (continues a started assistant message)."""
 
     def chat(self, messages: list[dict], options: ChatOptions) -> Reply: ...
 

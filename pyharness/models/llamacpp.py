@@ -14,6 +14,8 @@ _LOADED: dict[tuple[str, int], object] = {}
 class LlamaCppModel:
     """A local GGUF model; a turn that extends the previous prompt re-reads only its new tokens."""
 
+    prefill = True
+
     def __init__(self, path: Path, name: str, context_window: int = 8192, threads: int | None = None):
         self.path = Path(path)
         self.name = name
@@ -54,14 +56,16 @@ class LlamaCppModel:
         llm = self._load()
         started = time.monotonic()
         formatted = self._formatter(messages=messages)
-        tokens = llm.tokenize(formatted.prompt.encode("utf-8"), add_bos=False, special=True)
+        tokens = llm.tokenize((formatted.prompt + options.prefix).encode("utf-8"), add_bos=False, special=True)
         budget = self.context_window - len(tokens)
         if budget < 16:
             raise ModelError(f"the prompt ({len(tokens)} tokens) fills the model's context ({self.context_window}); "
                              "the run is too long for this model")
         cached = _common_prefix(list(llm._input_ids[:llm.n_tokens]), tokens)
         stop = [s for s in [*options.stop, *(formatted.stop or [])] if isinstance(s, str) and s]
-        pieces, finish = [], "stop"
+        pieces, finish = [options.prefix] if options.prefix else [], "stop"
+        if options.prefix and options.on_text:
+            options.on_text(options.prefix)
         stream = llm.create_completion(prompt=tokens, max_tokens=min(options.max_tokens, budget),
                                        temperature=options.temperature, seed=options.seed, stop=stop or None,
                                        stream=True)
@@ -80,8 +84,9 @@ class LlamaCppModel:
                 stream.close()  # ends generation now: the rest would be a plan the harness will not run
                 break
         text = "".join(pieces)
+        written = text[len(options.prefix) :]
         return Reply(text=text, prompt_tokens=len(tokens), cached_tokens=min(cached, len(tokens) - 1),
-                     completion_tokens=self.count_tokens(text) if text else 0, finish_reason=finish,
+                     completion_tokens=self.count_tokens(written) if written else 0, finish_reason=finish,
                      seconds=time.monotonic() - started, stopped_early=early)
 
     def count_tokens(self, text: str) -> int:

@@ -22,6 +22,8 @@ AVAILABLE_TIMEOUT = 5.0
 class OllamaModel:
     """A chat model served by Ollama; every failure becomes a one-line `ModelError`."""
 
+    prefill = True
+
     def __init__(
         self,
         name: str = "llama3.1:8b",
@@ -42,7 +44,8 @@ class OllamaModel:
         started = time.monotonic()
         stream = self._get_client().chat(
             model=self.model,
-            messages=messages,
+            # a final assistant message is continued, not answered: Ollama's way to prefill a reply
+            messages=[*messages, {"role": "assistant", "content": options.prefix}] if options.prefix else messages,
             stream=True,
             options={
                 "num_ctx": self.num_ctx_for(messages, options.max_tokens),
@@ -52,7 +55,7 @@ class OllamaModel:
                 "stop": options.stop,
             },
         )
-        pieces: list[str] = []
+        pieces: list[str] = [options.prefix] if options.prefix else []
         tool_calls: list[dict] = []
         final: Any = None
         early = False
@@ -78,7 +81,9 @@ class OllamaModel:
             text="".join(pieces),
             prompt_tokens=(final.prompt_eval_count or 0) if not early else self.count_tokens(str(messages)),
             cached_tokens=0,  # Ollama does not report prefix-cache hits
-            completion_tokens=(final.eval_count or 0) if not early else self.count_tokens("".join(pieces)),
+            completion_tokens=(final.eval_count or 0)
+            if not early
+            else self.count_tokens("".join(pieces)[len(options.prefix) :]),
             finish_reason="length" if not early and final.done_reason == "length" else "stop",
             stopped_early=early,
             seconds=time.monotonic() - started,

@@ -42,7 +42,9 @@ class ScriptedModel:
 
     context_window = 32768
 
-    def __init__(self, path: str | Path | None = None, replies: list[str] | None = None):
+    def __init__(self, path: str | Path | None = None, replies: list[str] | None = None, prefill: bool = False):
+        self.prefill = prefill
+        """With prefill, a reply asked for with a prefix is that prefix plus the next canned reply."""
         self.path = Path(path) if path else None
         self.replies = list(replies) if replies is not None else load_replies(self.path)
         self.name = f"scripted:{self.path}" if self.path else "scripted"
@@ -53,7 +55,7 @@ class ScriptedModel:
         if self.calls >= len(self.replies):
             raise ModelError(f"the scripted model ran out of replies after {len(self.replies)} turns")
         started = time.monotonic()
-        text = self.replies[self.calls]
+        text = (options.prefix if self.prefill else "") + self.replies[self.calls]
         self.calls += 1
         for stop in options.stop:
             if stop and stop in text:
