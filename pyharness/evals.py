@@ -290,11 +290,11 @@ def task_message(task: StdoutTask) -> str:
                 f"{task.prompt.strip()}\n```\n\nmain.py must only define it: do not read input and do not print. "
                 f"When it is tested, lines that call it are appended to main.py; for example\n"
                 f"{task.example.driver.strip().splitlines()[-1]}\nmust print exactly:\n{task.example.stdout}\n"
-                "Use run_tests to check it on the example.")
+                "The run_tests action then checks it on the example.")
     return (f"{task.prompt.strip()}\n\nExample input:\n```\n{task.example.stdin}```\n"
             f"Example output:\n```\n{task.example.stdout}```\n\n"
-            "Write the whole program to main.py; it reads standard input and prints to standard output. "
-            "Use run_tests to check it on the example.")
+            "Write the whole program to main.py: it reads standard input and prints only the output asked for "
+            "(no test code, no extra lines). The run_tests action then runs main.py on the example.")
 
 
 def _score(task: Task, repo: Path, result: RunResult) -> tuple[bool, bool, str]:

@@ -26,8 +26,8 @@ MODE_RULES = {
            "- After each change the tests run by themselves; when they all pass, the job is done.",
     "add": "- Write a test for the feature in a new file under tests/, implement the feature, run_tests, then done.",
     "run": "- Make the change, run_tests, then done.",
-    "stdout": "- Write the whole program to main.py, run_tests to check it on the example, fix it until it passes, "
-              "then done.",
+    "stdout": "- Write the whole program to main.py (the program only: no test code in it), check it on the example "
+              "with the run_tests action, fix it until it passes, then done.",
 }
 
 MODE_EXAMPLES = {

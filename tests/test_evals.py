@@ -84,7 +84,7 @@ def test_the_visible_example_test_shows_expected_and_got(tmp_path):
     assert run_pytest(repo).green
     message = task_message(task)
     assert message.startswith(SHOUT["prompt"]) and "```\nhi there\n```" in message
-    assert "Write the whole program to main.py; it reads standard input" in message
+    assert "Write the whole program to main.py: it reads standard input" in message
 
 
 def test_a_case_driver_is_appended_to_main_py_in_the_example_test_and_the_score(tmp_path):
