@@ -167,10 +167,14 @@ def run(args: Args, ctx: Context) -> Observation:
         raise ActionError(f"edit {args.path}: the new code is the same as the file, so nothing changed; "
                           "change the line that is wrong")
     if ctx.lint:
+        from pyharness.harness.imports import stdlib_imports
         from pyharness.harness.lint import check_change
 
         problem = check_change(args.path, old, new)
-        if problem:
+        fixed = stdlib_imports(new) if problem else None
+        if fixed and check_change(args.path, old, fixed[0]) is None:
+            new, how = fixed[0], f"{how}; the harness added the missing import(s): {'; '.join(fixed[1])}"
+        elif problem:
             raise ActionError(f"edit {args.path} refused, it would break the file:\n{problem}")
     rel, _ = ws.write_text(args.path, new)
     return Observation(f"Edited {rel}: {how}.", data={"changed": rel})

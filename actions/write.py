@@ -31,7 +31,7 @@ def run(args: Args, ctx: Context) -> Observation:
         )
     added: list[str] = []
     if ctx.lint:
-        from pyharness.harness.imports import add_imports
+        from pyharness.harness.imports import add_imports, stdlib_imports
         from pyharness.harness.lint import check_change, lazy_placeholder
 
         lazy = lazy_placeholder(args.content)
@@ -41,6 +41,10 @@ def run(args: Args, ctx: Context) -> Observation:
         problem = check_change(args.path, old, args.content)
         if problem and ws.is_test_path(ws.rel(target)):
             fixed = add_imports(args.content, ws, ctx.task)
+            if fixed and check_change(args.path, old, fixed[0]) is None:
+                args, added, problem = Args(path=args.path, content=fixed[0]), fixed[1], None
+        if problem:
+            fixed = stdlib_imports(args.content)
             if fixed and check_change(args.path, old, fixed[0]) is None:
                 args, added, problem = Args(path=args.path, content=fixed[0]), fixed[1], None
         if problem:

@@ -150,3 +150,42 @@ def test_lazy_placeholders_are_found(line: str) -> None:
 )
 def test_legitimate_code_is_not_a_placeholder(line: str) -> None:
     assert lazy_placeholder(f"def f():\n    return 1\n\n{line}\n") is None
+
+
+def test_missing_stdlib_imports_are_added() -> None:
+    from pyharness.harness.imports import stdlib_imports
+
+    # recorded (s012, s024 eval runs): programs refused for a missing `import sys` / datetime import
+    program = "def main():\n    print('lines: ', len(sys.stdin.readlines()))\n"
+    assert stdlib_imports(program) == ("import sys\n" + program, ["import sys"])
+    dates = "def days(a):\n    return datetime.strptime(a, '%Y-%m-%d').date()\n"
+    assert stdlib_imports(dates)[1] == ["from datetime import datetime"]
+    assert stdlib_imports("x = datetime.date(2024, 1, 1)\n")[1] == ["import datetime"]
+    assert stdlib_imports("c = Counter(re.findall('a', s))\n") is None  # `s` has no home: left to the refusal
+    assert stdlib_imports("c = Counter(re.findall('a', 'aa'))\n")[1] == ["from collections import Counter",
+                                                                         "import re"]
+    assert stdlib_imports("print(1)\n") is None
+
+
+def test_write_and_edit_get_the_stdlib_import_instead_of_a_refusal(tmp_path) -> None:
+    from actions import CORE
+    from actions.base import Context
+    from pyharness.workspace import Workspace
+
+    ws = Workspace(tmp_path)
+    ctx = Context(workspace=ws, lint=True)
+    write = CORE["write"]
+    seen = write.run(write.args(path="main.py", content="print(len(sys.stdin.read().split()))\n"), ctx)
+    assert "The harness added the missing import(s): import sys." in seen.text
+    assert (tmp_path / "main.py").read_text() == "import sys\nprint(len(sys.stdin.read().split()))\n"
+    edit = CORE["edit"]
+    seen = edit.run(edit.args(path="main.py", start=2, end=2, body="print(math.sqrt(4))\n"), ctx)
+    assert "the harness added the missing import(s): import math" in seen.text
+    assert (tmp_path / "main.py").read_text() == "import math\nimport sys\nprint(math.sqrt(4))\n"
+    bad = write.run  # an undefined name with no home is still refused
+    import pytest
+
+    from pyharness.errors import ActionError
+
+    with pytest.raises(ActionError, match="undefined name 'frobnicate'"):
+        bad(write.args(path="other.py", content="frobnicate(sys.argv)\n"), ctx)

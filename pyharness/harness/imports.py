@@ -1,8 +1,9 @@
-"""lint repair: a new test that uses the feature's function without importing it gets the import added.
+"""lint repair: a missing import the model plainly meant is added instead of refusing the change.
 
-A name pyflakes calls undefined is resolved to the one module of the repo that defines it at top
-level, or, if none does yet, to the one module path the task text names (`orders/shipping.py`).
-Anything ambiguous is left to the lint refusal.
+In a new test, a name pyflakes calls undefined is resolved to the one module of the repo that defines it
+at top level, or, if none does yet, to the one module path the task text names (`orders/shipping.py`).
+In any Python file, a standard-library module or a name with one obvious home (`sys`, `re`, `Counter`,
+`defaultdict`, `datetime`) gets its import. Anything ambiguous is left to the lint refusal.
 """
 
 import ast
@@ -62,3 +63,37 @@ def add_imports(source: str, ws: Workspace, task: str) -> tuple[str, list[str]] 
         return None
     lines = [f"from {module} import {name}" for name, module in homes.items()]
     return "\n".join(lines) + "\n\n" + source.lstrip("\n"), lines
+
+
+STDLIB = {
+    **{m: f"import {m}" for m in ("sys", "os", "re", "math", "json", "string", "itertools", "functools", "heapq",
+                                   "bisect", "random", "statistics", "collections", "decimal", "fractions",
+                                   "textwrap", "operator", "time", "calendar", "csv", "io")},
+    **{n: f"from collections import {n}" for n in ("Counter", "defaultdict", "deque", "OrderedDict", "namedtuple")},
+    **{n: f"from functools import {n}" for n in ("reduce", "lru_cache", "cache", "cmp_to_key")},
+    **{n: f"from itertools import {n}" for n in ("groupby", "permutations", "combinations", "product",
+                                                  "accumulate", "chain")},
+    **{n: f"from datetime import {n}" for n in ("date", "timedelta")},
+    **{n: f"from typing import {n}" for n in ("List", "Dict", "Tuple", "Optional", "Set", "Iterable", "Any")},
+    "Decimal": "from decimal import Decimal",
+    "Fraction": "from fractions import Fraction",
+}
+
+
+def stdlib_imports(source: str) -> tuple[str, list[str]] | None:
+    """`source` with imports added for undefined names that are standard-library modules or well-known names
+    of one (`datetime` as the module when used as `datetime.datetime`/`.date`/`.timedelta`, else the class);
+    None when some undefined name is not one of those."""
+    names = undefined_names(source)
+    if not names:
+        return None
+    lines = []
+    for name in names:
+        if name == "datetime":
+            module = re.search(r"\bdatetime\.(?:datetime|date|timedelta|time|timezone)\b", source)
+            lines.append("import datetime" if module else "from datetime import datetime")
+        elif name in STDLIB:
+            lines.append(STDLIB[name])
+        else:
+            return None
+    return "\n".join(lines) + "\n" + source, lines
