@@ -24,7 +24,8 @@ MODE_ACTIONS = {
     "fix": ("read", "search", "list", "edit", "write", "run_tests", "done"),
     "add": ("read", "search", "list", "edit", "write", "run_tests", "done"),
     "run": ("read", "search", "list", "edit", "write", "run_tests", "done"),
-    "stdout": ("write", "read", "run_tests", "done"),
+    "stdout": ("write", "run_tests", "done"),  # no read: the model has main.py in its history, and a read
+    # example naming main.py made it open the task by reading a file that does not exist yet
 }
 FIX_ASK = "Which line is wrong? Write one Thought line that names it and says why, then the edit of that line."
 CALLED = re.compile(r"\b([A-Za-z_]\w*)\(")

@@ -17,8 +17,9 @@ Actions:
 Rules:
 - One action per reply. Never write an Observation yourself.
 - File content and edit blocks go after the Action line, never inside the JSON.
-- Look before you change: read a file before you edit it.
-{rules}"""
+{look}{rules}"""
+
+LOOK_RULE = "- Look before you change: read a file before you edit it.\n"
 
 MODE_RULES = {
     "ask": "- When you know the answer, use answer and cite the file as path:line.",
@@ -34,7 +35,6 @@ MODE_EXAMPLES = {
     "stdout": {
         "write": 'Action: write {"path": "main.py"}\n```python\nimport sys\n\nwords = sys.stdin.read().split()\n'
         'print(len(words))\n```',
-        "read": 'Action: read {"path": "main.py"}',
         "done": 'Action: done {"summary": "main.py prints the expected output for the example"}',
     },
 }
@@ -51,7 +51,8 @@ def system_prompt(mode: str, actions: dict[str, Action]) -> str:
     for action in actions.values():
         example = example_of(mode, action)
         blocks.append(f"{action.description}\n{example}\n")
-    return SYSTEM.format(actions="\n".join(blocks), rules=MODE_RULES.get(mode, ""))
+    look = LOOK_RULE if "read" in actions else ""
+    return SYSTEM.format(actions="\n".join(blocks), look=look, rules=MODE_RULES.get(mode, ""))
 
 
 def repo_map(ws: Workspace, max_files: int = 60) -> str:

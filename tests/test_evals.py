@@ -286,11 +286,11 @@ def test_stdout_write_to_the_instructions_example_path_goes_to_main_py(tmp_path,
     result, records = drive(repo, "stdout", task_message(task), [reply], default_write_path="main.py")
     assert result.outcome == "done", result.reason
     turn = next(r for r in records if r["event"] == "turn")
-    assert {"kind": "steer.default_path", "detail": "shop/cart.py (the instructions' example) -> main.py"} in \
+    assert {"kind": "steer.default_path", "detail": "shop/cart.py -> main.py (the task's one file)"} in \
         turn["interventions"]
     assert (repo / "main.py").read_text() == "print(input().upper())\n" and not (repo / "shop").exists()
     system = records[0]["system"]
-    assert "shop/" not in system and 'Action: read {"path": "main.py"}' in system
+    assert "shop/" not in system and "Action: read" not in system and "read a file" not in system
 
 
 def test_rewriting_the_same_failing_program_is_refused_with_its_error(tmp_path, drive):

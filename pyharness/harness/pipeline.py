@@ -144,7 +144,13 @@ class Pipeline:
 
     def _one(self, raw: RawCall, *, first: bool, text: str = "") -> ActionCall:
         fixes = list(raw.fixes)
-        action = resolve_name(raw.name, self.actions, fixes)
+        try:
+            action = resolve_name(raw.name, self.actions, fixes)
+        except FormatError:
+            program = self._program_under(raw) if first else None
+            if program is None:
+                raise
+            return program
         args = repair(raw, action, fixes) if self.config.on("repair") else dict(raw.args)
         if action.name == "write" and not args.get("content") and args.get("path"):
             if first:
@@ -193,6 +199,18 @@ class Pipeline:
         if not body.strip():
             raise FormatError("the reply was empty. Reply with one action, e.g.\n" + self._example())
         raise FormatError("no action found. Reply with one action, e.g.\n" + self._example())
+
+    def _program_under(self, raw: RawCall) -> ActionCall | None:
+        """A stdout task's program sent under an action this mode does not offer (`read` with the code as its
+        body): the code is the program, so it becomes the write of the task's file."""
+        path = self.default_write_path
+        if not (self.config.on("repair") and path and "write" in self.actions and raw.body and raw.body.strip()):
+            return None
+        return self._validate(
+            self.actions["write"],
+            {"path": path, "content": raw.body},
+            [("repair.unknown_with_code", f"'{raw.name}' is not offered here; its code block became write {path}")],
+        )
 
     def _prose(self, text: str) -> ActionCall | None:
         """The one-line edit a reply states in words (quotes a source line, then its corrected version)."""

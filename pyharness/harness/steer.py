@@ -15,15 +15,24 @@ def copied_example(
 ) -> Intervention | None:
     """Refuse a path or code copied from the prompt's examples, naming the repo's real files.
 
-    With a `default_path` (the one file a stdout task is about), a write to a copied example path that does
-    not exist is what the model meant for that file: it is retargeted there, and the intervention returned.
+    With a `default_path` (the one file a stdout task is about), a write of a new Python file elsewhere (an
+    example's path, `solution.py`) is what the model meant for that file: it is retargeted there, and the
+    intervention returned.
     """
     path = call.args.get("path")
     examples = "\n".join(a.example for a in actions.values())
     copied = isinstance(path, str) and path not in (".", "") and f'"{path}"' in examples
-    if copied and default_path and call.name == "write" and not (ws.root / path).exists():
+    if (
+        default_path
+        and call.name == "write"
+        and isinstance(path, str)
+        and path != default_path
+        and path.endswith(".py")
+        and not ws.is_test_path(path)
+        and not (ws.root / path).exists()
+    ):
         call.args["path"] = default_path
-        return Intervention("steer.default_path", f"{path} (the instructions' example) -> {default_path}")
+        return Intervention("steer.default_path", f"{path} -> {default_path} (the task's one file)")
     body = "\n".join(str(call.args.get(k, "")) for k in ("body", "content", "search"))
     shared = {ln.strip() for ln in body.splitlines() if len(ln.strip()) > 6} & {
         ln.strip() for ln in examples.splitlines() if len(ln.strip()) > 6 and not ln.startswith("Action:")
