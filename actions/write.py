@@ -23,7 +23,7 @@ def run(args: Args, ctx: Context) -> Observation:
         raise ActionError(f"write refused: {args.path} exists and is {old.count(chr(10))} lines (over {limit}); "
                           "use edit to change part of it")
     if old is not None and old.rstrip("\n") == args.content.rstrip("\n"):
-        failing = getattr(ctx.last_test, "error_line", lambda: "")()
+        failing = ctx.last_test.error_line() if ctx.last_test is not None else ""
         raise ActionError(
             f"write {args.path}: the file already holds exactly this content, so nothing changed"
             + (f"; with it the tests fail: {failing}" if failing else "")

@@ -1,6 +1,5 @@
 """The loop: run -> step -> query -> act. One action per turn; the harness decides when the job is done."""
 
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -224,13 +223,10 @@ class Agent:
         return reply, call
 
     def _prefill_prefix(self) -> str:
-        """For a write or line edit whose body is missing: its action line plus an opened ```python fence."""
-        pending = self.pipeline.pending_write
-        if not (pending and self.harness.on("repair") and getattr(self.model, "prefill", False)):
+        """The start of a reply that continues a body-less write or line edit ('' when prefill does not apply)."""
+        if not (self.harness.on("repair") and getattr(self.model, "prefill", False)):
             return ""
-        if pending.get("action") == "edit":
-            return f"Action: edit {json.dumps(pending['args'])}\n```python\n"
-        return f"Action: write {json.dumps({'path': pending['path']})}\n```python\n"
+        return self.pipeline.pending_prefix()
 
     def _continue_body(self, reply: Reply, prefix: str) -> tuple[Reply, ActionCall]:
         """Let the model continue its own action line into the missing body (no format-error round trip)."""

@@ -200,6 +200,14 @@ class Pipeline:
             raise FormatError("the reply was empty. Reply with one action, e.g.\n" + self._example())
         raise FormatError("no action found. Reply with one action, e.g.\n" + self._example())
 
+    def pending_prefix(self) -> str:
+        """For the body-less write or line edit of the last reply: its action line plus an opened ```python fence."""
+        pending = self.pending_write
+        if not pending:
+            return ""
+        args = pending["args"] if pending.get("action") == "edit" else {"path": pending["path"]}
+        return f"Action: {pending.get('action', 'write')} {json.dumps(args)}\n```python\n"
+
     def _program_under(self, raw: RawCall) -> ActionCall | None:
         """A stdout task's program sent under an action this mode does not offer (`read` with the code as its
         body): the code is the program, so it becomes the write of the task's file."""
