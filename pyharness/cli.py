@@ -346,7 +346,10 @@ def eval_(
     repeat: Annotated[int, typer.Option("--repeat", min=1, help="Runs of each task per configuration.")] = 1,
     configs: Annotated[
         list[str] | None,
-        typer.Option("--configs", help="Configurations, e.g. harness=on,off (axes: harness, protocol)."),
+        typer.Option(
+            "--configs",
+            help="Configurations, e.g. harness=on,off (axes: harness; protocol text, oneshot = one reply, no harness).",
+        ),
     ] = None,
     workers: Annotated[int, typer.Option("--workers", min=1, help="Tasks run in parallel threads.")] = 1,
     out: Annotated[Path | None, typer.Option("--out", help="Results folder (default out/eval-SUITE).")] = None,

@@ -2,6 +2,7 @@
 
 import json
 import math
+import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +32,10 @@ class ConfigSummary:
     repeats: int = 0
     """The most repeats any task has (the k of pass^k)."""
     passed: int = 0
+    first_try: int = 0
+    """Passing runs whose first attempt was the one accepted."""
+    gained: int = 0
+    """Passing runs that needed more than one attempt (passed - first_try)."""
     pass_at_1: float = 0.0
     """Mean over tasks of the share of its repeats that pass (strict)."""
     pass_lenient: float = 0.0
@@ -49,6 +54,8 @@ class ConfigSummary:
     mean_cached: float = 0.0
     mean_completion: float = 0.0
     mean_seconds: float = 0.0
+    median_solved_seconds: float | None = None
+    """Median agent seconds of the passing runs; None when nothing passed."""
     timeouts: int = 0
     errors: int = 0
     interventions: dict[str, int] = field(default_factory=dict)
@@ -87,6 +94,13 @@ def progress_line(record: dict, done: int, total: int, with_model: bool = False)
             f"({record['steps']} steps, {tokens} tokens, {record['wall_seconds']:.0f} s){note}")
 
 
+def first_try(record: dict) -> bool:
+    """Whether a run passed on its first attempt (records older than the field: a pass in one step)."""
+    if "first_try" in record:
+        return bool(record["first_try"])
+    return bool(record["pass_strict"]) and record.get("steps") == 1
+
+
 def latest(records: list[dict]) -> list[dict]:
     """One record per (task, model, config, repeat): the last one written."""
     keep = {record_key(r): r for r in records}
@@ -108,7 +122,7 @@ def _summary(model: str, config: str, runs: list[dict]) -> ConfigSummary:
     strict = [[bool(r["pass_strict"]) for r in rs] for rs in by_task.values()]
     repeated = [s for s in strict if len(s) > 1]
     solved = [r for r in runs if r["pass_strict"]]
-    passed = len(solved)
+    passed, first = len(solved), sum(first_try(r) for r in solved)
     interventions: dict[str, int] = defaultdict(int)
     for run in runs:
         for kind, count in run.get("interventions", {}).items():
@@ -116,6 +130,7 @@ def _summary(model: str, config: str, runs: list[dict]) -> ConfigSummary:
     n = len(runs)
     return ConfigSummary(
         model=model, config=config, tasks=len(by_task), runs=n, repeats=max(len(s) for s in strict), passed=passed,
+        first_try=first, gained=passed - first,
         pass_at_1=sum(sum(s) / len(s) for s in strict) / len(strict),
         pass_lenient=sum(sum(bool(r["pass_lenient"]) for r in rs) / len(rs) for rs in by_task.values()) / len(strict),
         pass_hat_k=sum(all(s) for s in strict) / len(strict),
@@ -125,6 +140,7 @@ def _summary(model: str, config: str, runs: list[dict]) -> ConfigSummary:
         tokens_per_solved=_mean(solved, "prompt_tokens", "completion_tokens") if solved else None,
         mean_prompt=_mean(runs, "prompt_tokens"), mean_cached=_mean(runs, "cached_tokens"),
         mean_completion=_mean(runs, "completion_tokens"), mean_seconds=_mean(runs, "wall_seconds"),
+        median_solved_seconds=statistics.median(r.get("seconds", 0) or 0 for r in solved) if solved else None,
         timeouts=sum(bool(r.get("timed_out")) for r in runs), errors=sum(r.get("outcome") == "error" for r in runs),
         interventions=dict(sorted(interventions.items(), key=lambda kv: (-kv[1], kv[0]))))
 
@@ -133,12 +149,14 @@ def _mean(runs: list[dict], *keys: str) -> float:
     return sum(sum(r.get(k, 0) or 0 for k in keys) for r in runs) / len(runs) if runs else 0.0
 
 
-LEGEND = ("pass@1: mean over tasks of the share of repeats whose stdout matched byte for byte (jobs: the job's own "
-          "check); lenient: trailing spaces and blank lines ignored; pass^k: every repeat passed; flip: share of "
-          "repeated tasks whose repeats disagree; 95% CI: Wilson interval over runs; tokens: prompt + completion; "
-          "cached: prompt tokens per run read from the prefix cache; seconds: wall time per run.")
-COLUMNS = ("model", "config", "tasks", "runs", "pass@1", "95% CI", "lenient", "pass^k", "flip", "steps",
-           "tokens/run", "tokens/solved", "cached", "seconds", "timeouts", "errors")
+LEGEND = ("Columns: pass@1: mean over tasks of the share of repeats whose stdout matched byte for byte (jobs: the "
+          "job's own check); lenient: trailing spaces and blank lines ignored; pass^k: every repeat passed; flip: "
+          "share of repeated tasks whose repeats disagree; first try: passing runs whose first attempt was accepted; "
+          "gained: passing runs that needed a later attempt; 95% CI: Wilson interval over runs; tokens: prompt + "
+          "completion; cached: prompt tokens per run read from the prefix cache; seconds: wall time per run; "
+          "s/solved: median agent seconds of a passing run.")
+COLUMNS = ("model", "config", "tasks", "runs", "pass@1", "95% CI", "lenient", "pass^k", "flip", "first try", "gained",
+           "steps", "tokens/run", "tokens/solved", "cached", "seconds", "s/solved", "timeouts", "errors")
 
 
 def rows(summaries: list[ConfigSummary]) -> list[list[str]]:
@@ -147,9 +165,12 @@ def rows(summaries: list[ConfigSummary]) -> list[list[str]]:
     for s in summaries:
         out.append([s.model, s.config, str(s.tasks), str(s.runs), f"{s.pass_at_1:.1%}",
                     f"{s.ci[0]:.0%}–{s.ci[1]:.0%}", f"{s.pass_lenient:.1%}", f"{s.pass_hat_k:.1%} (k={s.repeats})",
-                    "–" if s.flip_rate is None else f"{s.flip_rate:.1%}", f"{s.mean_steps:.1f}",
-                    f"{s.mean_tokens:.0f}", "–" if s.tokens_per_solved is None else f"{s.tokens_per_solved:.0f}",
-                    f"{s.mean_cached:.0f}", f"{s.mean_seconds:.1f}", str(s.timeouts), str(s.errors)])
+                    "–" if s.flip_rate is None else f"{s.flip_rate:.1%}", str(s.first_try), str(s.gained),
+                    f"{s.mean_steps:.1f}", f"{s.mean_tokens:.0f}",
+                    "–" if s.tokens_per_solved is None else f"{s.tokens_per_solved:.0f}", f"{s.mean_cached:.0f}",
+                    f"{s.mean_seconds:.1f}",
+                    "–" if s.median_solved_seconds is None else f"{s.median_solved_seconds:.1f}",
+                    str(s.timeouts), str(s.errors)])
     return out
 
 

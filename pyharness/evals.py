@@ -19,8 +19,9 @@ from pyharness.evalreport import read_results, record_key
 from pyharness.evalsuites import JobTask, StdoutTask, Task, score_source
 from pyharness.harness.pipeline import HarnessConfig
 from pyharness.models.base import Model
+from pyharness.oneshot import example_text, run_oneshot
 
-AXES = {"harness": ("on", "off"), "protocol": ("text", "tools")}
+AXES = {"harness": ("on", "off"), "protocol": ("text", "tools", "oneshot")}
 EXAMPLE_TEST = '''"""The task's example: main.py must print exactly the expected output (checked byte for byte)."""
 
 import os
@@ -81,7 +82,7 @@ class EvalConfig:
 
 
 def parse_configs(specs: list[str] | None) -> list[EvalConfig]:
-    """Configurations from `harness=on,off` style specs (axes multiply); protocol=tools is refused for now."""
+    """Configurations from `harness=on,off` style specs (axes multiply, oneshot has no harness); no tools yet."""
     chosen: dict[str, list[str]] = {}
     for part in re.split(r"[\s;]+", " ".join(specs or []).strip()):
         if not part:
@@ -99,7 +100,9 @@ def parse_configs(specs: list[str] | None) -> list[EvalConfig]:
     configs = [EvalConfig("", "on", "text")]
     for key, values in (chosen or {"harness": ["on"]}).items():
         configs = [EvalConfig(f"{c.name} {key}={v}".strip(), **{**_fields(c), key: v}) for c in configs for v in values]
-    return configs
+    # The model alone has no harness to switch: protocol=oneshot is one configuration whatever the harness axis says.
+    configs = [EvalConfig("protocol=oneshot", "off", "oneshot") if c.protocol == "oneshot" else c for c in configs]
+    return list(dict.fromkeys(configs))
 
 
 def _fields(config: EvalConfig) -> dict:
@@ -117,6 +120,12 @@ class EvalPlan:
     repeats: int = 1
     agent: AgentConfig = field(default_factory=AgentConfig)
     test_timeout: float = 60.0
+
+    def __post_init__(self):
+        jobs = [task.id for task in self.tasks if isinstance(task, JobTask)]
+        if jobs and any(config.protocol == "oneshot" for config in self.configs):
+            raise UserError(f"protocol=oneshot is not implemented for job tasks ({len(jobs)} in suite {self.suite}, "
+                            f"e.g. {jobs[0]}): leave it out of --configs for this suite")
 
 
 @dataclass(frozen=True)
@@ -245,9 +254,12 @@ def run_one(plan: EvalPlan, run: RunSpec, models: Models, out: Path) -> dict:
             make_repo(repo, task.job, root=task.root, source=task.source)
             mode, message, write_path = task.job["mode"], task.job["task"], None
         try:
-            result = run_job(repo, mode, message, models.for_run(run.model, task.id),
-                             harness=HarnessConfig.parse_spec(run.config.harness), config=plan.agent,
-                             default_write_path=write_path, test_timeout=plan.test_timeout)
+            if run.config.protocol == "oneshot":
+                result = run_oneshot(repo, task, models.for_run(run.model, task.id))
+            else:
+                result = run_job(repo, mode, message, models.for_run(run.model, task.id),
+                                 harness=HarnessConfig.parse_spec(run.config.harness), config=plan.agent,
+                                 default_write_path=write_path, test_timeout=plan.test_timeout)
         except ModelError as err:
             result = _errored(repo, str(err))
         strict, lenient, note = _score(task, repo, result)
@@ -255,7 +267,8 @@ def run_one(plan: EvalPlan, run: RunSpec, models: Models, out: Path) -> dict:
     timed_out = result.outcome == "stopped" and result.seconds >= plan.agent.max_seconds
     return {"suite": plan.suite, "task": task.id, "model": run.model, "config": run.config.name,
             "repeat": run.repeat, "order": run.order, "pass_strict": strict, "pass_lenient": lenient,
-            "steps": result.steps, "prompt_tokens": result.prompt_tokens, "cached_tokens": result.cached_tokens,
+            "steps": result.steps, "attempts": result.attempts, "first_try": strict and result.first_pass == 1,
+            "search": result.search, "prompt_tokens": result.prompt_tokens, "cached_tokens": result.cached_tokens,
             "completion_tokens": result.completion_tokens, "seconds": result.seconds,
             "wall_seconds": round(time.monotonic() - started, 2), "timed_out": timed_out, "outcome": result.outcome,
             "reason": result.reason, "note": note, "interventions": dict(sorted(result.interventions.items())),
@@ -291,10 +304,8 @@ def task_message(task: StdoutTask) -> str:
                 f"When it is tested, lines that call it are appended to main.py; for example\n"
                 f"{task.example.driver.strip().splitlines()[-1]}\nmust print exactly:\n{task.example.stdout}\n"
                 "The run_tests action then checks it on the example.")
-    return (f"{task.prompt.strip()}\n\nExample input:\n```\n{task.example.stdin}```\n"
-            f"Example output:\n```\n{task.example.stdout}```\n\n"
-            "Write the whole program to main.py: it reads standard input and prints only the output asked for "
-            "(no test code, no extra lines). The run_tests action then runs main.py on the example.")
+    return (example_text(task) + "Write the whole program to main.py: it reads standard input and prints only the "
+            "output asked for (no test code, no extra lines). The run_tests action then runs main.py on the example.")
 
 
 def _score(task: Task, repo: Path, result: RunResult) -> tuple[bool, bool, str]:

@@ -6,10 +6,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from pyharness.agent import AgentConfig
 from pyharness.errors import UserError
-from pyharness.evalreport import read_results, summarise, wilson, write_chart, write_summary_md
+from pyharness.evalreport import read_results, summarise, summary_table, wilson, write_chart, write_summary_md
 from pyharness.evals import EvalPlan, Models, make_stdout_repo, parse_configs, run_eval, task_message
 from pyharness.evalsuites import (
     check_task,
@@ -162,11 +163,39 @@ def test_report_figures_from_constructed_results(tmp_path):
     assert (off.pass_at_1, off.flip_rate, off.tokens_per_solved) == (0, None, None)
     write_summary_md(tmp_path / "summary.md", [on, off], records, "my eval")
     text = (tmp_path / "summary.md").read_text()
-    assert "| m | harness=on | 3 | 9 | 55.6% | 27%–81% | 55.6% | 33.3% (k=3) | 33.3% | 4.0 | 133 | 120 |" in text
+    assert "| m | harness=on | 3 | 9 | 55.6% | 27%–81% | 55.6% | 33.3% (k=3) | 33.3% | 0 | 5 | 4.0 | 133 | 120 |" \
+        in text
     assert "| t2 | 2/3 |  |" in text and "| t1 | 3/3 | 0/1 |" in text
     assert "- m / harness=on: repair.json 9" in text
     assert write_chart(tmp_path / "chart.png", [on, off], "my eval") == f"chart: {tmp_path / 'chart.png'}"
     assert (tmp_path / "chart.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_first_try_passes_gained_passes_and_median_seconds_of_a_solved_run(tmp_path):
+    def run(task, ok, first, seconds, **extra):
+        return {"task": task, "model": "m", "config": "c", "repeat": 0, "pass_strict": ok, "pass_lenient": ok,
+                "steps": 3, "first_try": first, "attempts": 1 if first else 3, "search": {}, "prompt_tokens": 10,
+                "completion_tokens": 5, "seconds": seconds, "wall_seconds": seconds + 1, **extra}
+
+    records = [run("t1", True, True, 4.0), run("t2", True, False, 10.0), run("t3", False, False, 30.0)]
+    [s] = summarise(records)
+    assert (s.passed, s.first_try, s.gained, s.median_solved_seconds) == (2, 1, 1, 7.0)
+    old = [{k: v for k, v in r.items() if k not in ("first_try", "attempts", "search")} for r in records]
+    old[0]["steps"] = 1  # before the field: a pass in one step counts as a first-try pass
+    assert (summarise(old)[0].first_try, summarise(old)[0].gained) == (1, 1)
+    [none] = summarise([run("t3", False, False, 30.0)])
+    assert (none.first_try, none.gained, none.median_solved_seconds) == (0, 0, None)
+    write_summary_md(tmp_path / "summary.md", [s, none], records, "e")
+    text = (tmp_path / "summary.md").read_text()
+    assert "| pass^k | flip | first try | gained | steps |" in text and "| seconds | s/solved | timeouts |" in text
+    assert "| 1 | 1 | 3.0 | 15 | 15 | 0 | 15.7 | 7.0 | 0 | 0 |" in text
+    assert "| 0 | 0 | 3.0 | 15 | – | 0 | 31.0 | – | 0 | 0 |" in text
+    assert "Columns: pass@1:" in text and "gained: passing runs that needed a later attempt" in text
+    console = Console(record=True, width=200)
+    console.print(summary_table([s], "e"))
+    cells = {row[0]: row[1:] for line in console.export_text().splitlines()
+             if len(row := [cell.strip() for cell in line.strip("│ ").split("│")]) == 2}
+    assert (cells["first try"], cells["gained"], cells["s/solved"]) == (["1"], ["1"], ["7.0"])
 
 
 def test_without_matplotlib_the_chart_is_skipped_with_a_note(tmp_path, monkeypatch):

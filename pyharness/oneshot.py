@@ -1,0 +1,68 @@
+"""protocol=oneshot: the model alone, one chat call with no loop, tests or harness; its code becomes main.py."""
+
+import re
+import time
+from pathlib import Path
+
+from pyharness.agent import RunResult
+from pyharness.errors import ModelError
+from pyharness.evalsuites import StdoutTask
+from pyharness.models.base import ChatOptions, Model
+from pyharness.transcript import Transcript
+
+STOP = ["<|im_end|>", "<|endoftext|>"]
+FENCE = re.compile(r"```([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
+
+
+def example_text(task: StdoutTask) -> str:
+    """A program task's prompt followed by its example input and output, each in a fence."""
+    return (f"{task.prompt.strip()}\n\nExample input:\n```\n{task.example.stdin}```\n"
+            f"Example output:\n```\n{task.example.stdout}```\n\n")
+
+
+def oneshot_message(task: StdoutTask) -> str:
+    """The one user message of a oneshot run: the task and a request for the whole code in one fence."""
+    if task.entry_point:
+        return ("Complete the following Python function. Reply with the whole function in one ```python block.\n\n"
+                f"```python\n{task.prompt.strip()}\n```")
+    return (example_text(task) + "Write the whole Python program: it reads standard input and prints only the "
+            "output asked for. Reply with the complete program in one ```python block.")
+
+
+def extract_code(reply: str) -> str:
+    """The first ```python block (else the first fenced block; an unclosed one runs to the end), else the reply."""
+    blocks = [(m.group(1).lower(), m.group(2)) for m in FENCE.finditer(reply)]
+    for lang, body in blocks:
+        if lang in ("python", "py", "python3"):
+            return body
+    return blocks[0][1] if blocks else reply
+
+
+def run_oneshot(repo: Path, task: StdoutTask, model: Model) -> RunResult:
+    """Ask once, write the reply's code to repo/main.py, and log prompt and reply to a transcript in the repo."""
+    transcript = Transcript(repo, "oneshot")
+    message = oneshot_message(task)
+    options = ChatOptions(max_tokens=768, temperature=0.0, seed=0, stop=list(STOP))
+    transcript.write("start", mode="oneshot", task=task.id, model=model.name, layers=[], system="",
+                     first_message=message, max_tokens=options.max_tokens, temperature=options.temperature,
+                     seed=options.seed, stop=options.stop)
+    started = time.monotonic()
+    try:
+        reply = model.chat([{"role": "user", "content": message}], options)
+    except ModelError as err:
+        transcript.write("end", **vars(RunResult(outcome="error", reason=str(err), transcript=str(transcript.path),
+                                                  seconds=round(time.monotonic() - started, 2))))
+        raise
+    code = extract_code(reply.text)
+    if code.strip():
+        (repo / "main.py").write_text(code if code.endswith("\n") else code + "\n", encoding="utf-8")
+    result = RunResult(outcome="done", reason="one reply (oneshot)", steps=1, prompt_tokens=reply.prompt_tokens,
+                       cached_tokens=reply.cached_tokens, completion_tokens=reply.completion_tokens,
+                       seconds=round(time.monotonic() - started, 2), transcript=str(transcript.path), attempts=1,
+                       first_pass=1 if code.strip() else 0)
+    transcript.write("turn", step=1, reply=reply.text, finish_reason=reply.finish_reason,
+                     seconds=round(reply.seconds, 3), prompt_tokens=reply.prompt_tokens,
+                     cached_tokens=reply.cached_tokens, completion_tokens=reply.completion_tokens,
+                     wrote="main.py" if code.strip() else "")
+    transcript.write("end", **vars(result))
+    return result
