@@ -32,12 +32,16 @@ def run(args: Args, ctx: Context) -> Observation:
     added: list[str] = []
     if ctx.lint:
         from pyharness.harness.imports import add_imports, stdlib_imports
-        from pyharness.harness.lint import check_change, lazy_placeholder
+        from pyharness.harness.lint import check_change, empty_functions, lazy_placeholder
 
         lazy = lazy_placeholder(args.content)
         if lazy:
             raise ActionError(f"write {args.path} refused: the content has a placeholder ({lazy.strip()!r}); "
                               "send the complete file")
+        empty = [name for name in empty_functions(args.content) if name not in empty_functions(old or "")]
+        if empty and args.path.endswith(".py"):
+            raise ActionError(f"write {args.path} refused: {', '.join(empty)} has no body, only a docstring; "
+                              "send the function with its code")
         problem = check_change(args.path, old, args.content)
         if problem and ws.is_test_path(ws.rel(target)):
             fixed = add_imports(args.content, ws, ctx.task)

@@ -16,6 +16,7 @@ from pyharness.harness.steer import LOOKS, copied_example, next_example, redunda
 from pyharness.jobs import Job
 from pyharness.models.base import ChatOptions, Model, Reply
 from pyharness.prompts import system_prompt
+from pyharness.search import DEFAULT_SCHEDULE, MODES as SEARCH_MODES, Search
 from pyharness.transcript import Transcript
 from pyharness.undo import UndoLog
 
@@ -37,6 +38,8 @@ class AgentConfig:
     """Tokens one reply may generate (the body of a write included)."""
     observation_chars: int = 3000
     """Longest observation sent back (head + tail kept)."""
+    search_schedule: str = DEFAULT_SCHEDULE
+    """The search layer's candidates in order, as kind@temperature (kinds: plain, plan, repair)."""
 
 
 @dataclass
@@ -54,6 +57,12 @@ class RunResult:
     answer: str = ""
     transcript: str = ""
     interventions: dict[str, int] = field(default_factory=dict)
+    attempts: int = 0
+    """Versions of the code the harness checked: changes applied by the loop, or candidates run by search."""
+    first_pass: int = 0
+    """Which attempt was accepted (1: the first try; 0: none was)."""
+    search: dict = field(default_factory=dict)
+    """What search did: candidates generated and run, which one passed, seconds and tokens spent."""
 
 
 class Agent:
@@ -78,7 +87,7 @@ class Agent:
         self.actions = dict(actions)
         """The actions this run offers (the mode's core set, plus ranked user actions)."""
         self.pipeline = Pipeline(self.actions, self.harness, default_write_path=default_write_path)
-        self.pipeline.suggest = lambda: next_example(job.mode, self.actions, ctx.workspace)
+        self.pipeline.suggest = lambda: next_example(job.mode, self.actions, ctx.workspace, self.example_path)
         self.pipeline.sources = lambda: source_files(ctx.workspace)
         self.loops = LoopDetector()
         self.guard = ContextGuard(model.context_window)
@@ -99,10 +108,12 @@ class Agent:
 
     def run(self) -> RunResult:
         """Run until the harness accepts the job or a budget ends it."""
-        system = system_prompt(self.job.mode, self.actions)
         self.ctx.lint = self.harness.on("lint")
         try:
             task = self.job.prepare(self.ctx.workspace, self.ctx)
+            if self.harness.on("steer") and self.job.mode != "stdout":
+                self.example_path = self.pipeline.example_path = self.job.example_path(self.ctx.workspace)
+            system = system_prompt(self.job.mode, self.actions, self.example_path)
             self.transcript.write(
                 "start",
                 mode=self.job.mode,
@@ -116,10 +127,13 @@ class Agent:
             if nothing:
                 raise Done(nothing) if nothing.startswith("nothing") else LimitsExceeded(nothing)
             self.messages = [{"role": "system", "content": system}, {"role": "user", "content": task}]
+            if self.harness.on("search") and self.job.mode in SEARCH_MODES:
+                Search(self, self.config.search_schedule).run()  # ends the run: Done or LimitsExceeded
             while True:
                 self.step()
         except Done as end:
             self.result.outcome, self.result.reason = "done", str(end)
+            self.result.first_pass = self.result.first_pass or max(1, self.result.attempts)
         except StopRun as end:
             self.result.outcome, self.result.reason = "stopped", str(end)
         except ModelError as err:
@@ -271,6 +285,7 @@ class Agent:
             raise Done(verdict)
         if call.name in LOOKS:
             self.looked.add((call.key(), self._state))
+        self.result.attempts += bool(observation.data.get("changed"))
         if observation.data.get("changed") and "run_tests" in self.actions and self.harness.on("steer"):
             # Like aider's auto-test: every change is checked at once, so the model sees its effect next turn.
             tests = self.actions["run_tests"].run(self.actions["run_tests"].args(), self.ctx)
@@ -360,3 +375,5 @@ class Agent:
 
     _state = ""
     last_prompt = 0
+    example_path: str | None = None
+    """A real file of the repo that the prompt's examples name (steer), instead of a made-up one."""

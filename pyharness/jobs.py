@@ -45,6 +45,8 @@ class Job:
     original: Path | None = None
     """add: a copy of the repo as it was, to prove the new test fails on the old code."""
     first_run: TestRun | None = None
+    trace: "RunTrace | None" = None
+    """fix: what the repo's code did in the first failing test (lines that ran, condition values)."""
 
     @property
     def actions(self) -> tuple[str, ...]:
@@ -67,6 +69,7 @@ class Job:
             from pyharness.linetrace import RunTrace, trace_test
 
             ran = trace_test(ws.root, self.failing_before[0], python=ctx.python) if self.failing_before else RunTrace()
+            self.trace = ran
             related = related_source(ws, self.first_run.first_traceback, ran=ran)
             return (
                 f"The tests fail. Fix the code so that they pass; do not change the tests.{extra}\n\n"
@@ -82,6 +85,12 @@ class Job:
         if self.mode == "stdout":
             return self.task
         return f"Task: {self.task}\n\nWhen the change is made, run_tests, then done.\n\nRepository files:\n{files}"
+
+    def example_path(self, ws: Workspace) -> str | None:
+        """A real source file for the prompt's examples: the one the failing test ran, else the repo's first."""
+        ran = [rel for rel in (self.trace.lines if self.trace else {}) if not ws.is_test_path(rel)]
+        files = [rel for rel in ws.files() if rel.endswith(".py") and not ws.is_test_path(rel)]
+        return (ran or files or [None])[0]
 
     def nothing_to_do(self) -> str | None:
         """fix mode with a green suite: the reason there is nothing to fix."""

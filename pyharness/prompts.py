@@ -1,6 +1,7 @@
 """The prompts: one system prompt per mode (fixed for the whole run) and the first task message."""
 
 import ast
+import re
 
 from actions.base import Action
 from pyharness.workspace import Workspace
@@ -40,16 +41,21 @@ MODE_EXAMPLES = {
 }
 
 
-def example_of(mode: str, action: Action) -> str:
-    """The literal example of an action shown in this mode (stdout tasks have their own: main.py)."""
-    return MODE_EXAMPLES.get(mode, {}).get(action.name, action.example)
+EXAMPLE_PATH = re.compile(r"\bshop/\w+\.py\b")
 
 
-def system_prompt(mode: str, actions: dict[str, Action]) -> str:
+def example_of(mode: str, action: Action, path: str | None = None) -> str:
+    """The literal example of an action shown in this mode (stdout tasks have their own: main.py); with `path`
+    (a real file of the repo) the example names it instead of a made-up file the model would go looking for."""
+    example = MODE_EXAMPLES.get(mode, {}).get(action.name, action.example)
+    return EXAMPLE_PATH.sub(path, example) if path else example
+
+
+def system_prompt(mode: str, actions: dict[str, Action], path: str | None = None) -> str:
     """The system prompt of a mode: what each allowed action does, with a literal example of each."""
     blocks = []
     for action in actions.values():
-        example = example_of(mode, action)
+        example = example_of(mode, action, path)
         blocks.append(f"{action.description}\n{example}\n")
     look = LOOK_RULE if "read" in actions else ""
     return SYSTEM.format(actions="\n".join(blocks), look=look, rules=MODE_RULES.get(mode, ""))

@@ -7,10 +7,13 @@ import pytest
 
 from pyharness.agent import AgentConfig
 from pyharness.demo import load_jobs, make_repo
-from pyharness.harness.pipeline import HarnessConfig
+from pyharness.harness.pipeline import LAYERS, HarnessConfig
 from pyharness.models.scripted import ScriptedModel
 from pyharness.session import run_job
 from pyharness.transcript import read_transcript
+
+LOOP_LAYERS = ",".join(name for name in LAYERS if name != "search")
+"""Every harness layer but search: the loop as it runs for ask/add/run, or with `--layers` without search."""
 
 
 @pytest.fixture
@@ -33,10 +36,13 @@ def drive():
     """drive(repo, mode, task, replies, **kw) -> (RunResult, transcript records)."""
 
     def run(repo: Path, mode: str, task: str, replies: list[str], *, max_steps: int = 20, harness: str = "on",
-            default_write_path: str | None = None):
+            default_write_path: str | None = None, search: bool = False):
+        # these replies speak the action protocol of the loop; the search layer (tests/test_search.py) asks for
+        # plain code instead, so it is off here unless a test asks for it
+        layers = None if search or harness != "on" else LOOP_LAYERS
         model = ScriptedModel(replies=replies)
         result = run_job(repo, mode, task, model, config=AgentConfig(max_steps=max_steps),
-                         harness=HarnessConfig.parse_spec(harness), default_write_path=default_write_path)
+                         harness=HarnessConfig.parse_spec(harness, layers), default_write_path=default_write_path)
         return result, read_transcript(Path(result.transcript))
 
     return run

@@ -4,6 +4,8 @@ import json
 import subprocess
 import sys
 
+from conftest import LOOP_LAYERS
+
 FIX_EDIT = ('Action: edit {"path": "orders/pricing.py"}\n<<<<<<< SEARCH\n    if line.quantity > BULK_THRESHOLD:\n'
             "=======\n    if line.quantity >= BULK_THRESHOLD:\n>>>>>>> REPLACE")
 
@@ -19,7 +21,7 @@ def test_fix_then_undo_restores_the_files_exactly(orders, tmp_path):
     (repo / "notes.txt").write_text("my uncommitted notes\n")
     replies = tmp_path / "r.json"
     replies.write_text(json.dumps([FIX_EDIT]))
-    done = ph("fix", "--repo", str(repo), "--model", f"scripted:{replies}")
+    done = ph("fix", "--repo", str(repo), "--model", f"scripted:{replies}", "--layers", LOOP_LAYERS)
     assert done.returncode == 0, done.stderr
     assert (repo / "orders/pricing.py").read_bytes() != before
     undone = ph("undo", "--repo", str(repo))

@@ -134,7 +134,8 @@ def test_runs_are_interleaved_resumable_and_deterministic(tmp_path):
     add = next(r for r in records if r["task"] == "add")
     assert (add["pass_strict"], add["outcome"], add["note"]) == (False, "stopped", "no main.py was written")
     shout_on = next(r for r in records if r["task"] == "shout" and r["config"] == "harness=on")
-    assert shout_on["steps"] == 1 and shout_on["interventions"] == {"accept.auto": 1, "steer.autotest": 1}
+    # harness=on asks for the program as plain code (search): the reply's fenced program is the candidate
+    assert shout_on["steps"] == 1 and shout_on["interventions"] == {"search.candidate": 1, "search.pass": 1}
     shout_off = next(r for r in records if r["task"] == "shout" and r["config"] == "harness=off")
     assert shout_off["steps"] == 2 and shout_off["interventions"] == {}
     start = json.loads((out / shout_off["transcript"]).read_text().splitlines()[0])

@@ -113,7 +113,11 @@ def test_a_body_less_write_is_continued_by_prefill_in_the_same_step(tmp_path):
     # recorded shape (s022, s026): an action line with no body, then a second plan line
     replies = ['write {"path": "main.py"}\nread {"path": "main.py"}\n', "print(input().upper())\n```"]
     model = ScriptedModel(replies=replies, prefill=True)
-    result = run_job(repo, "stdout", task_message(task), model, default_write_path="main.py")
+    from pyharness.harness.pipeline import HarnessConfig
+    from conftest import LOOP_LAYERS
+
+    result = run_job(repo, "stdout", task_message(task), model, default_write_path="main.py",
+                     harness=HarnessConfig.parse_spec("on", LOOP_LAYERS))
     assert result.outcome == "done" and result.steps == 1, result.reason
     turn = next(r for r in read_transcript(Path(result.transcript)) if r["event"] == "turn")
     assert turn["reply"] == 'Action: write {"path": "main.py"}\n```python\nprint(input().upper())\n```'

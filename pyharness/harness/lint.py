@@ -80,6 +80,24 @@ def lazy_placeholder(content: str) -> str | None:
     return None
 
 
+def empty_functions(source: str) -> list[str]:
+    """Functions whose body is only a docstring (plus `pass` or `...`): the prompt's signature copied back with
+    no code, a placeholder like `# ... rest of code`. A body-less function without a docstring is a real no-op."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) or ast.get_docstring(node) is None:
+            continue
+        rest = node.body[1:]
+        if all(isinstance(s, ast.Pass) or isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)
+               and s.value.value is Ellipsis for s in rest):
+            found.append(node.name)
+    return found
+
+
 def _compile_error(source: str, path: str) -> Exception | None:
     """Why `source` does not compile, or None when it does."""
     try:

@@ -14,7 +14,7 @@ from pyharness.harness.parse import OBSERVATION, RawCall, clean, find_calls, fir
 from pyharness.harness.prose import prose_edit
 from pyharness.harness.repair import repair, resolve_name
 
-LAYERS = ("parse", "repair", "validate", "loops", "steer", "context", "noise", "lint", "confidence", "rank")
+LAYERS = ("parse", "repair", "validate", "loops", "steer", "context", "noise", "lint", "confidence", "rank", "search")
 STRICT_LINE = re.compile(r"^Action: ([a-z_]+) (\{.*\})[ \t]*$", re.MULTILINE)
 
 
@@ -58,6 +58,8 @@ class Pipeline:
         """Steer: picks the example shown when a reply has no action (the likely next action, not the first)."""
         self.pending_write: dict | None = None
         """A body-less write from the previous reply: its content may come as a bare code block now."""
+        self.example_path: str | None = None
+        """A real file of the repo that examples in error messages name (set by the agent)."""
         self.sources: Callable[[], dict[str, str]] | None = None
         """The repo's source files (path -> text), for an edit the model states in words (`prose_edit`)."""
 
@@ -242,7 +244,7 @@ class Pipeline:
             where = ".".join(str(p) for p in first["loc"]) or "arguments"
             what = "is missing" if first["type"] == "missing" else f"is wrong: {first['msg']}"
             raise FormatError(
-                f"{action.name}: '{where}' {what}. A correct call looks like:\n{action.example}"
+                f"{action.name}: '{where}' {what}. A correct call looks like:\n{self._example_of(action)}"
             ) from None
         clean_args = parsed.model_dump(exclude_none=True)
         return ActionCall(name=action.name, args=clean_args, interventions=[Intervention(k, d) for k, d in fixes])
@@ -252,6 +254,14 @@ class Pipeline:
         for action in self.actions.values():
             names.update(action.aliases)
         return names
+
+    def _example_of(self, action: Action) -> str:
+        """The action's example, naming the repo's own file when steer knows one."""
+        if self.example_path and self.config.on("steer"):
+            from pyharness.prompts import EXAMPLE_PATH
+
+            return EXAMPLE_PATH.sub(self.example_path, action.example)
+        return action.example
 
     def _example(self) -> str:
         if self.suggest is not None and self.config.on("steer"):

@@ -53,15 +53,18 @@ def copied_example(
     return None
 
 
-def next_example(mode: str, actions: dict[str, Action], ws: Workspace) -> str:
-    """The example a format error shows: the action that most likely comes next in this mode."""
+def next_example(mode: str, actions: dict[str, Action], ws: Workspace, path: str | None = None) -> str:
+    """The example a format error shows: the action that most likely comes next in this mode, naming `path`
+    (a real file of the repo) rather than the made-up one of the action's own example."""
     if mode == "ask":
-        return actions["answer" if ws.read_files else "read"].example
-    if mode == "stdout":
-        return example_of(mode, actions["write" if not ws.changed else "run_tests"])
-    if not ws.read_files and not ws.changed:
-        return actions["read"].example
-    return actions["edit"].example if not ws.changed else actions["run_tests"].example
+        name = "answer" if ws.read_files else "read"
+    elif mode == "stdout":
+        name = "write" if not ws.changed else "run_tests"
+    elif not ws.read_files and not ws.changed:
+        name = "read"
+    else:
+        name = "edit" if not ws.changed else "run_tests"
+    return example_of(mode, actions[name], path)
 
 
 def redundant(call: ActionCall, ws: Workspace, looked: set[tuple[str, str]], state: str) -> bool:

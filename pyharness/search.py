@@ -1,0 +1,257 @@
+"""search: sampled candidates, checked in a scratch copy, and the tests choose (the harness layer `search`).
+
+Every pass a 1.5B model made inside the loop was a first-try pass: shown its failed attempt, it sends the
+same code back. So after a failed first attempt the harness does not argue with the model; it asks again
+in a fresh context (the task, the best code so far, its ONE failure; older attempts one line each), with
+framings and temperatures spread by a schedule, runs each candidate's check in a scratch copy of the
+workspace (never the user's tree), and keeps the best: all pass > more checks passed > fewer failures >
+fewer errors. A candidate is only ever kept when it beats the code before it.
+"""
+
+import hashlib
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from actions.base import Observation
+from pyharness.candidates import Attempt, FixTarget, Framing, StdoutTarget, extract_code, parse_schedule
+from pyharness.errors import ActionError, Done, LimitsExceeded
+from pyharness.harness.lint import empty_functions
+from pyharness.models.base import ChatOptions
+from pyharness.taskchecks import run_checks
+from pyharness.testrun import TestRun, run_pytest
+from pyharness.workspace import SKIP_DIRS
+
+if TYPE_CHECKING:
+    from pyharness.agent import Agent
+
+MODES = ("stdout", "fix")
+DEFAULT_SCHEDULE = "plain@0,repair@0,plain@0.8,plan@0.4,repair@0.7,plain@1.0,plan@0.8,repair@1.0"
+"""The order candidates are asked for in (kind@temperature); the first is the greedy plain request."""
+STOP = ["<|im_end|>", "<|endoftext|>"]
+
+
+@dataclass
+class Verdict:
+    """What one candidate's check said."""
+
+    green: bool
+    passed: int = 0
+    failures: int = 0
+    errors: int = 0
+    failure: str = ""
+    """The one failure shown to the next repair ('' when green)."""
+
+    @property
+    def rank(self) -> tuple:
+        """Higher is better: all pass > more checks passed > fewer failures > fewer errors."""
+        return (self.green, self.passed, -self.failures, -self.errors)
+
+
+@dataclass
+class Candidate:
+    """A candidate: where it came from, the code the model wrote, the files it makes, and its verdict."""
+
+    origin: str
+    code: str = ""
+    files: dict[str, str] = field(default_factory=dict)
+    verdict: Verdict = field(default_factory=lambda: Verdict(False, failure="nothing was tried yet"))
+
+
+class Search:
+    """Runs the schedule for one job until a candidate passes or a budget ends it."""
+
+    def __init__(self, agent: "Agent", schedule: str = DEFAULT_SCHEDULE):
+        self.agent, self.ctx, self.job = agent, agent.ctx, agent.job
+        self.ws = agent.ctx.workspace
+        self.schedule = parse_schedule(schedule)
+        self.seen: dict[str, Candidate] = {}
+        self.counts = {"sample": 0, "repair": 0}
+        self.record = {"candidates": 0, "run": 0, "duplicates": 0, "passed_by": "", "seconds": 0.0, "tokens": 0,
+                       "attempts": []}
+
+    def run(self) -> None:
+        """Search; raises Done (a candidate passed and the job accepted it) or LimitsExceeded."""
+        started = time.monotonic()
+        target = self._target()
+        shown, stop = None, ""
+        try:
+            before = self._before(target)
+            history: list[tuple[Candidate, str]] = []
+            for framing in self.schedule:
+                stop = self._out_of_budget()
+                if stop:
+                    break
+                candidate = self._candidate(target, self._framing(framing, shown), shown, history)
+                if candidate.verdict.green:
+                    shown = candidate
+                    break
+                if candidate.code:
+                    line = candidate.verdict.failure.splitlines()[0][:120] if candidate.verdict.failure else ""
+                    history.append((candidate, f"attempt {len(history) + 1}: {line}"))
+                    if shown is None or candidate.verdict.rank >= shown.verdict.rank:
+                        shown = candidate  # the one a repair shows: the best attempt, the latest among equals
+        finally:
+            self.record["seconds"] = round(time.monotonic() - started, 2)
+            self.agent.result.search = self.record
+        self._finish(shown, before, stop or f"the search schedule ({len(self.schedule)} candidates) ran out")
+
+    def _framing(self, framing: Framing, shown: Candidate | None) -> Framing:
+        """A repair needs an attempt to show; before there is one it is a plain request."""
+        if framing.kind == "repair" and shown is None:
+            return Framing("plain", framing.temperature)
+        return framing
+
+    def _before(self, target) -> Candidate:
+        """The code as it is: what every kept candidate must beat (stdout with no main.py: nothing at all)."""
+        if self.job.mode == "stdout" and not (self.ws.root / "main.py").is_file():
+            return Candidate("before", verdict=Verdict(False, passed=-1, failures=1, failure="no main.py"))
+        return Candidate("before", verdict=self._check(target, {}))
+
+    def _target(self) -> StdoutTarget | FixTarget:
+        if self.job.mode == "stdout":
+            return StdoutTarget(self.job.task)
+        first = self.job.first_run
+        assert first is not None
+        return FixTarget(self.ws, self.job.failing_before[0], first.error_line(), first.first_traceback,
+                         getattr(self.job, "trace", None))
+
+    def _out_of_budget(self) -> str:
+        """Why no further candidate may be asked for ('' while the budgets allow one)."""
+        config = self.agent.config
+        if self.agent.result.steps >= config.max_steps:
+            return f"step budget of {config.max_steps} used up"
+        if self.agent._out_of_time():
+            return f"time budget of {config.max_seconds:.0f} s used up"
+        return ""
+
+    def _candidate(self, target, framing: Framing, shown: Candidate | None,
+                   history: list[tuple[Candidate, str]]) -> Candidate:
+        """Ask for one candidate, check it in a scratch copy (once per distinct code), record it."""
+        agent = self.agent
+        agent.result.steps += 1
+        kind = "repair" if framing.kind == "repair" else "sample"
+        origin = "greedy" if not self.record["candidates"] else f"{kind} {self.counts[kind] + 1}"
+        self.counts[kind] += 0 if origin == "greedy" else 1
+        attempt = Attempt(shown.code, shown.verdict.failure) if shown is not None else None
+        message = target.message(framing, attempt, [line for tried, line in history if tried is not shown])
+        reply = agent.model.chat([{"role": "user", "content": message}], ChatOptions(
+            stop=STOP, max_tokens=agent.config.max_tokens, temperature=framing.temperature,
+            seed=agent.result.steps, on_text=lambda piece: agent.emit("token", text=piece),
+            should_stop=lambda text: agent._out_of_time() or first_block_closed(text)))
+        for name in ("prompt_tokens", "cached_tokens", "completion_tokens"):
+            setattr(agent.result, name, getattr(agent.result, name) + getattr(reply, name))
+        self.record["tokens"] += reply.prompt_tokens - reply.cached_tokens + reply.completion_tokens
+        self.record["candidates"] += 1
+        agent._count("search.candidate", f"{origin} ({framing.kind}, temperature {framing.temperature:g})")
+        code = extract_code(reply.text)
+        candidate = Candidate(origin, code or "")
+        if agent._out_of_time():
+            candidate.verdict = Verdict(False, failure="not run: the time budget ended this reply")
+        elif code is None:
+            candidate.verdict = Verdict(False, failure="the reply held no code block")
+        else:
+            key = hashlib.sha256(code.strip().encode()).hexdigest()
+            if key in self.seen:
+                self.record["duplicates"] += 1
+                agent._count("search.duplicate", f"same code as {self.seen[key].origin}")
+                candidate.verdict, candidate.files = self.seen[key].verdict, self.seen[key].files
+            else:
+                candidate.files = target.apply(code, self.ws)
+                candidate.verdict = self._verdict(target, code, candidate.files)
+                self.seen[key] = candidate
+                self.record["run"] += 1
+                self.agent.result.attempts += 1
+        self.record["attempts"].append(f"{origin}: " + ("pass" if candidate.verdict.green else
+                                                        candidate.verdict.failure.splitlines()[0][:100]))
+        observation = Observation(f"{origin}: " + ("all checks pass" if candidate.verdict.green
+                                                   else candidate.verdict.failure), ok=candidate.verdict.green)
+        agent.emit("observation", observation=observation)
+        agent.transcript.write(
+            "turn", step=agent.result.steps, new_messages=[{"role": "user", "content": message}], reply=reply.text,
+            finish_reason=reply.finish_reason, stopped_early=reply.stopped_early, seconds=round(reply.seconds, 3),
+            prompt_tokens=reply.prompt_tokens, cached_tokens=reply.cached_tokens,
+            completion_tokens=reply.completion_tokens, search={"origin": origin, "framing": framing.kind,
+                                                               "temperature": framing.temperature},
+            action={"name": "candidate", "args": {"files": sorted(candidate.files)}},
+            interventions=[vars(i) for i in agent._notes], observation=observation.text, ok=observation.ok)
+        agent._notes = []
+        return candidate
+
+    def _verdict(self, target, code: str, files: dict[str, str]) -> Verdict:
+        if not files:
+            names = ", ".join(u.name for u in getattr(target, "units", [])) or "the suspect function"
+            return Verdict(False, failure=f"the reply did not contain {names} (reply with the whole function)")
+        empty = [name for text in files.values() for name in empty_functions(text)]
+        if empty:
+            return Verdict(False, failure=f"{', '.join(empty)} has no body (only a docstring or pass)")
+        return self._check(target, files)
+
+    def _check(self, target, files: dict[str, str]) -> Verdict:
+        """Apply `files` in a fresh scratch copy of the workspace and run the mode's check there."""
+        scratch = Path(tempfile.mkdtemp(prefix="ph-scratch-"))
+        try:
+            shutil.copytree(self.ws.root, scratch, dirs_exist_ok=True,
+                            ignore=shutil.ignore_patterns(*SKIP_DIRS, ".ph", "__pycache__"))
+            for rel, text in files.items():
+                (scratch / rel).parent.mkdir(parents=True, exist_ok=True)
+                (scratch / rel).write_text(text, encoding="utf-8")
+            run = run_pytest(scratch, timeout=self.ctx.test_timeout, python=self.ctx.python)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        if self.job.mode == "fix":
+            still = [t for t in self.job.failing_before if t in run.failing]
+            passed = run.counts.get("passed", 0)
+            failure = failure_text(run)
+            if run.failing:
+                failure = f"{run.failing[0]} fails: {failure}"
+            return Verdict(run.green and not still, passed - len(still), len(run.failing), run.counts.get("errors", 0),
+                           "" if run.green else failure)
+        # the task's own examples count beside the given one: an example alone is a weak judge
+        extra = run_checks(files["main.py"], target.checks) if files else None
+        failure = "" if run.green else failure_text(run)
+        if extra and extra.failure and not failure:
+            failure = f"the example passes, but an example from the task text fails: {extra.failure}"
+        passed = int(run.green) + (extra.passed if extra else 0)
+        return Verdict(run.green and not (extra and extra.failure), passed, 0 if run.green else 1, 0, failure)
+
+    def _finish(self, best: Candidate | None, before: Candidate, stop: str) -> None:
+        """Write the best candidate into the workspace if it beats the code before; a passing one goes to the
+        job's acceptance rule."""
+        if best is None or best.verdict.rank <= before.verdict.rank:
+            raise LimitsExceeded(f"{stop}; search: no candidate beat the code as it was ({self._summary()})")
+        for rel, text in best.files.items():
+            self.ws.write_text(rel, text)
+        if not best.verdict.green:
+            raise LimitsExceeded(f"{stop}; search: no candidate passed, kept the best ({best.origin}; "
+                                 f"{self._summary()})")
+        self.record["passed_by"] = best.origin
+        self.agent.result.first_pass = self.record["run"]
+        try:
+            verdict = self.job.accept(Observation("", final=True), self.ws, self.ctx)
+        except ActionError as err:
+            raise LimitsExceeded(f"search: {best.origin} passed its check but not the job's: {err}") from None
+        self.agent._count("search.pass", best.origin)
+        raise Done(f"{verdict} (search: {best.origin}, candidate {self.record['candidates']})")
+
+    def _summary(self) -> str:
+        r = self.record
+        return f"{r['candidates']} candidate(s), {r['run']} run"
+
+
+def failure_text(run: TestRun, max_lines: int = 12) -> str:
+    """The one failure a repair is shown: the `E` lines of the first failing test (the exception or the
+    assertion with its message), else the run's summary."""
+    lines = [ln.strip()[1:].strip() for ln in run.first_traceback.splitlines() if ln.strip().startswith("E ")]
+    lines = [ln for ln in lines if ln][:max_lines]
+    return "\n".join(lines) if lines else run.summary()
+
+
+def first_block_closed(text: str) -> bool:
+    """True once the reply holds a closed ``` block (the code; what follows is explanation)."""
+    from pyharness.harness.parse import first_fence
+
+    return first_fence(text, closed_only=True) is not None

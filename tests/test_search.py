@@ -1,0 +1,166 @@
+"""The search layer driven by the scripted model on real repos: candidates are checked in scratch copies, the
+tests choose, a worse candidate is never kept, a repair prompt holds only the latest failure."""
+
+import hashlib
+import json
+from pathlib import Path
+
+from pyharness.agent import AgentConfig
+from pyharness.demo import make_repo
+from pyharness.evals import make_stdout_repo, task_message
+from pyharness.evalsuites import Case, StdoutTask
+from pyharness.harness.pipeline import LAYERS, HarnessConfig
+from pyharness.models.scripted import ScriptedModel
+from pyharness.session import run_job
+from pyharness.search import DEFAULT_SCHEDULE
+from pyharness.transcript import read_transcript
+
+EVALS = Path(__file__).resolve().parents[1] / "evals"
+
+SUM_TASK = StdoutTask(
+    id="t_sum", prompt="Read integers, one per line, and print their sum.",
+    example=Case("1\n2\n3\n", "6\n"), hidden=[Case("5\n", "5\n")])
+WRONG_SUM = "```python\nimport sys\nprint(len(sys.stdin.read().split()))\n```"
+WRONG_SUM_2 = "```python\nimport sys\nprint(max(int(x) for x in sys.stdin.read().split()))\n```"
+RIGHT_SUM = "```python\nimport sys\nprint(sum(int(x) for x in sys.stdin.read().split()))\n```"
+
+BULK_RIGHT = ("The comparison must include the threshold.\n```python\ndef bulk_discount(line: OrderLine) -> float:\n"
+              '    """Bulk discount."""\n    if line.quantity >= BULK_THRESHOLD:\n'
+              "        return round(line.total() * BULK_RATE, 2)\n    return 0.0\n```")
+BULK_WORSE = ("```python\ndef bulk_discount(line: OrderLine) -> float:\n    return 1 / 0\n```")
+BULK_SAME = ("```python\ndef bulk_discount(line: OrderLine) -> float:\n    if line.quantity > BULK_THRESHOLD + 0:\n"
+             "        return round(line.total() * BULK_RATE, 2)\n    return 0.0\n```")
+
+
+def tree_hash(root: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and ".git" not in p.parts and ".ph" not in p.parts
+                       and "__pycache__" not in p.parts):
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def run(repo: Path, mode: str, task: str, replies: list[str], *, layers: str | None = None, max_steps: int = 8,
+        schedule: str = DEFAULT_SCHEDULE):
+    model = ScriptedModel(replies=replies)
+    result = run_job(repo, mode, task, model, config=AgentConfig(max_steps=max_steps, search_schedule=schedule),
+                     harness=HarnessConfig.parse_spec("on", layers), default_write_path="main.py")
+    turns = [r for r in read_transcript(Path(result.transcript)) if r["event"] == "turn"]
+    return result, turns
+
+
+def test_stdout_repair_gets_the_latest_failure_only_and_passes(tmp_path):
+    repo = make_stdout_repo(tmp_path / "repo", SUM_TASK)
+    result, turns = run(repo, "stdout", task_message(SUM_TASK), [WRONG_SUM, WRONG_SUM_2, RIGHT_SUM],
+                        schedule="plain@0,repair@0,repair@0.7")
+    assert result.outcome == "done", result.reason
+    assert (repo / "main.py").read_text() == RIGHT_SUM.split("```python\n")[1].split("```")[0]
+    assert [t["search"]["origin"] for t in turns] == ["greedy", "repair 1", "repair 2"]
+    assert result.search["passed_by"] == "repair 2" and result.search["run"] == 3
+    assert result.first_pass == 3 and result.attempts == 3
+    first = turns[0]["new_messages"][0]["content"]
+    assert first.startswith(SUM_TASK.prompt) and "run_tests" not in first  # the plain request, no protocol
+    third = turns[2]["new_messages"][0]["content"]
+    # the repair shows the latest attempt's code and its one failure; the first attempt only as one line
+    assert "print(max(" in third and "print(len(" not in third
+    assert third.count("got:      '3\\n'") == 1 and "got:      '2\\n'" not in third  # the latest failure only
+    assert "attempt 1: AssertionError" in third and "attempt 2:" not in third  # older ones: one line each
+    assert result.interventions["search.candidate"] == 3
+
+
+def test_stdout_identical_candidates_run_once(tmp_path):
+    repo = make_stdout_repo(tmp_path / "repo", SUM_TASK)
+    result, turns = run(repo, "stdout", task_message(SUM_TASK), [WRONG_SUM, WRONG_SUM, RIGHT_SUM])
+    assert result.outcome == "done"
+    assert result.search["candidates"] == 3 and result.search["run"] == 2 and result.search["duplicates"] == 1
+    assert result.interventions["search.duplicate"] == 1
+
+
+def test_candidates_count_against_the_step_budget_and_the_best_is_kept(tmp_path):
+    repo = make_stdout_repo(tmp_path / "repo", SUM_TASK)
+    result, turns = run(repo, "stdout", task_message(SUM_TASK), [WRONG_SUM, WRONG_SUM_2, RIGHT_SUM], max_steps=2)
+    assert result.outcome == "stopped" and "step budget of 2" in result.reason
+    assert len(turns) == 2 and result.steps == 2
+    assert (repo / "main.py").is_file()  # the best failing program is left for the user to see
+
+
+def test_fix_candidate_rewrites_the_suspect_function_only(tmp_path, demo_jobs):
+    repo = make_repo(tmp_path / "orders", demo_jobs["fix"])
+    before = (repo / "orders/pricing.py").read_text()
+    result, turns = run(repo, "fix", "", [BULK_RIGHT])
+    assert result.outcome == "done", result.reason
+    assert "1 failing test(s) now pass" in result.reason and "search: greedy" in result.reason
+    after = (repo / "orders/pricing.py").read_text()
+    assert "if line.quantity >= BULK_THRESHOLD:" in after
+    assert after.replace('"""Bulk discount."""', "") != before
+    # everything outside bulk_discount is byte-identical
+    assert after.split("def bulk_discount")[0] == before.split("def bulk_discount")[0]
+    assert after.split("def apply_percentage_discount")[1] == before.split("def apply_percentage_discount")[1]
+    prompt = turns[0]["new_messages"][0]["content"]
+    assert "def bulk_discount" in prompt and "test_bulk_discount_applies" in prompt
+    assert "BULK_THRESHOLD = 10" in prompt  # the constants it uses
+    assert "saw line.quantity=10, BULK_THRESHOLD=10 -> False" in prompt  # the traced condition
+
+
+def test_fix_worse_or_equal_candidates_never_touch_the_users_tree(tmp_path, demo_jobs):
+    repo = make_repo(tmp_path / "orders", demo_jobs["fix"])
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep")
+    before = tree_hash(repo)
+    result, turns = run(repo, "fix", "", [BULK_WORSE, BULK_SAME, "no code at all"], max_steps=3)
+    assert result.outcome == "stopped"
+    assert tree_hash(repo) == before and outside.read_text() == "keep"
+    assert [t["ok"] for t in turns] == [False, False, False]
+    assert "ZeroDivisionError" in turns[0]["observation"]
+    assert "no code block" in turns[2]["observation"]
+
+
+def test_fix_keeps_a_better_candidate_after_a_worse_one(tmp_path, demo_jobs):
+    repo = make_repo(tmp_path / "orders", demo_jobs["fix"])
+    result, turns = run(repo, "fix", "", [BULK_WORSE, BULK_RIGHT])
+    assert result.outcome == "done" and result.search["passed_by"] == "repair 1"
+    assert "1 / 0" not in (repo / "orders/pricing.py").read_text()
+    # the repair prompt shows the tried version and its failure
+    assert "1 / 0" in turns[1]["new_messages"][0]["content"]
+
+
+def test_fix_merges_a_method_back_into_its_class(tmp_path):
+    folder = EVALS / "jobs" / "j04_books_fix"
+    job = json.loads((folder / "job.json").read_text())
+    repo = make_repo(tmp_path / "books", job, root=folder, source=folder / "repo")
+    reply = ("```python\ndef find_by_author(self, author: str) -> list[Book]:\n    wanted = author.strip().lower()\n"
+             "    found = [b for b in self._books.values() if b.author.lower() == wanted]\n"
+             "    return sorted(found, key=lambda book: book.year)\n```")
+    result, turns = run(repo, "fix", "", [reply])
+    assert result.outcome == "done", result.reason
+    text = (repo / "library/catalog.py").read_text()
+    assert "        found = [b for b in self._books.values() if b.author.lower() == wanted]\n" in text
+    assert "def published_between" in text
+
+
+def test_without_the_search_layer_the_loop_runs_as_before(tmp_path, demo_jobs):
+    repo = make_repo(tmp_path / "orders", demo_jobs["fix"])
+    edit = ('Action: edit {"path": "orders/pricing.py"}\n<<<<<<< SEARCH\n    if line.quantity > BULK_THRESHOLD:\n'
+            "=======\n    if line.quantity >= BULK_THRESHOLD:\n>>>>>>> REPLACE")
+    layers = ",".join(name for name in LAYERS if name != "search")
+    result, turns = run(repo, "fix", "", [edit], layers=layers)
+    assert result.outcome == "done" and result.search == {}
+    assert turns[0]["action"]["name"] == "edit" and "search" not in turns[0]
+    assert "search.candidate" not in result.interventions
+
+
+def test_function_task_examples_from_its_text_choose(tmp_path):
+    prompt = ('def double(x):\n    """Twice x.\n    >>> double(2)\n    4\n    double(5) == 10\n    """\n')
+    task = StdoutTask(id="t_double", prompt=prompt, entry_point="double",
+                      example=Case("", "4\n", "\nprint(repr(double(2)))\n"),
+                      hidden=[Case("", "4\n10\n", "\nprint(repr(double(2)))\nprint(repr(double(5)))\n")])
+    repo = make_stdout_repo(tmp_path / "repo", task)
+    stub = '```python\ndef double(x):\n    """Twice x."""\n```'
+    squares = "```python\ndef double(x):\n    return x * x\n\nprint(double(3))\n```"  # passes the example only
+    right = "```python\ndef double(x):\n    return x + x\n```"
+    result, turns = run(repo, "stdout", task_message(task), [stub, squares, right])
+    assert result.outcome == "done", result.reason
+    assert "has no body" in turns[0]["observation"]
+    assert "double(5) returned 25, expected 10" in turns[1]["observation"]
+    assert (repo / "main.py").read_text() == "def double(x):\n    return x + x\n"
+    assert turns[0]["new_messages"][0]["content"].startswith("Complete the following Python function.")
