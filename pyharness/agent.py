@@ -16,7 +16,7 @@ from pyharness.harness.steer import LOOKS, copied_example, next_example, redunda
 from pyharness.jobs import Job
 from pyharness.models.base import ChatOptions, Model, Reply
 from pyharness.prompts import system_prompt
-from pyharness.search import DEFAULT_SCHEDULE, MODES as SEARCH_MODES, Search
+from pyharness.search import DEFAULT_SCHEDULE, Search
 from pyharness.transcript import Transcript
 from pyharness.undo import UndoLog
 
@@ -127,7 +127,7 @@ class Agent:
             if nothing:
                 raise Done(nothing) if nothing.startswith("nothing") else LimitsExceeded(nothing)
             self.messages = [{"role": "system", "content": system}, {"role": "user", "content": task}]
-            if self.harness.on("search") and self.job.mode in SEARCH_MODES:
+            if self.harness.on("search") and Search.applies(self.job, self.ctx.workspace):
                 Search(self, self.config.search_schedule).run()  # ends the run: Done or LimitsExceeded
             while True:
                 self.step()

@@ -10,13 +10,17 @@ import ast
 import re
 import textwrap
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from pyharness.harness.parse import first_fence
 from pyharness.linetrace import RunTrace
 from pyharness.taskchecks import CallCheck, function_names, read_checks
 from pyharness.workspace import Workspace
 
-PROTOCOL_SENTENCE = re.compile(r"\s*(?:The|Use the) run_tests action[^\n]*", re.IGNORECASE)
+PROGRAM_ASK = ("Write the whole Python program: it reads standard input and prints only the output asked for. "
+               "Reply with the complete program in one ```python block.")
+FUNCTION_ASK = "Complete the following Python function. Reply with the whole function in one ```python block."
+PROTOCOL_PART = re.compile(r"\n*(?:Write the whole program to main\.py|The run_tests action)[\s\S]*$")
 CALLED = re.compile(r"\b([A-Za-z_]\w*)\(")
 MAX_UNITS, MAX_UNIT_LINES = 3, 60
 
@@ -64,11 +68,21 @@ def extract_code(reply: str) -> str | None:
     return None
 
 
+def plain_request(task: str) -> str:
+    """A stdout task asked as the model alone would be asked (protocol=oneshot sends exactly this): a function
+    task's code with "complete the following function", or the task and its example with "write the program";
+    the action protocol's own instructions are left out."""
+    fence = first_fence(task, closed_only=True) or ""
+    if "def " in fence:
+        return f"{FUNCTION_ASK}\n\n```python\n{fence.strip()}\n```"
+    return PROTOCOL_PART.sub("", task).rstrip() + "\n\n" + PROGRAM_ASK
+
+
 class StdoutTarget:
     """stdout tasks: a candidate is the whole main.py (a program, or a function for function tasks)."""
 
     def __init__(self, task: str):
-        self.task = PROTOCOL_SENTENCE.sub("", task).strip()
+        self.head = plain_request(task)
         fence = first_fence(task, closed_only=True) or ""
         self.function = fence if "def " in fence else ""
         self.names = function_names(self.function)
@@ -77,11 +91,7 @@ class StdoutTarget:
 
     def message(self, framing: Framing, best: Attempt | None, history: list[str]) -> str:
         """The one user message of a candidate's prompt (the task first, so the prefix is shared and cached)."""
-        if self.function:
-            head = ("Complete the following Python function. Reply with the whole function in one ```python block."
-                    f"\n\n```python\n{self.function.rstrip()}\n```")
-        else:
-            head = f"{self.task}\n\nReply with the complete Python program in one ```python block."
+        head = self.head
         if framing.kind == "plan":
             return (f"{head}\n\nFirst write a short plan (at most 4 numbered lines) of how to get the exact output, "
                     f"then the complete {self.noun} in one ```python block.")
@@ -231,3 +241,91 @@ def _definitions_only(code: str) -> str:
     for node in sorted(drop, key=lambda n: -n.lineno):
         del lines[node.lineno - 1:node.end_lineno]
     return "\n".join(lines).rstrip() + "\n"
+
+
+NEW_FILE = re.compile(r"\bnew file `?([\w./-]+\.py)`?")
+FUNCTION = re.compile(r"\bfunction `?([A-Za-z_]\w*)\s*\(")
+MENTIONED = re.compile(r"\b([\w-]+(?:/[\w.-]+)*\.py)\b")
+KNOWN_NAMES = {"date": "datetime", "datetime": "datetime", "timedelta": "datetime", "Decimal": "decimal",
+               "Fraction": "fractions", "OrderedDict": "collections", "Counter": "collections"}
+"""Where a name an example uses (besides the new function) comes from, for the test the harness writes."""
+
+
+class AddTarget:
+    """add mode, for a task that names a new file and its function: a candidate is that whole file; the test is
+    the task's own examples, written by the harness (or, when the text states none it can read, by the model)."""
+
+    noun = "file"
+
+    def __init__(self, ws: Workspace, task: str, path: str, names: list[str]):
+        self.task, self.path, self.names = task, path, names
+        self.module = path[:-3].replace("/", ".")
+        shown = [rel for rel in dict.fromkeys(MENTIONED.findall(task)) if rel != path and (ws.root / rel).is_file()]
+        homes = {**KNOWN_NAMES, **{name: rel[:-3].replace("/", ".") for rel in shown
+                                   for name in _top_level_names(ws.read_text(rel))}}
+        self.checks = [c for c in read_checks(task, names, literal_args=False) if _resolved(c, names, homes)]
+        stem = Path(path).stem
+        self.test_path = next(p for p in (f"tests/test_{stem}.py", f"tests/test_{stem}_feature.py",
+                                          f"tests/test_{stem}_ph.py") if not (ws.root / p).exists())
+        self.test = example_test(self.module, self.checks, homes) if self.checks else ""
+        self.context = "".join(f"\n\n{rel}:\n```python\n{ws.read_text(rel).rstrip()}\n```" for rel in shown[:2])
+
+    @classmethod
+    def parse(cls, ws: Workspace, task: str) -> "AddTarget | None":
+        """The target of a task that says which new file holds which function, else None (the loop does it)."""
+        path, names = NEW_FILE.search(task), FUNCTION.findall(task)
+        if path is None or not names or (ws.root / path.group(1)).exists():
+            return None
+        return cls(ws, task, path.group(1), list(dict.fromkeys(names)))
+
+    def test_request(self) -> str:
+        """Asked once when the task states no example the harness can read: the model writes the test."""
+        return (f"{self.task}{self.context}\n\nWrite a pytest test file {self.test_path} for this feature: import "
+                f"with `from {self.module} import {', '.join(self.names)}` and turn each example of the task into "
+                "an assert in a test function. Reply with the whole file in one ```python block.")
+
+    def message(self, framing: Framing, best: Attempt | None, history: list[str]) -> str:
+        """The one user message of a candidate's prompt (the same head every time, so it stays cached)."""
+        head = f"{self.task}{self.context}\n\nWrite the whole file {self.path}."
+        if framing.kind == "plan":
+            return (f"{head} First write a short plan (at most 4 numbered lines), then the complete file in one "
+                    "```python block.")
+        if framing.kind == "repair" and best is not None:
+            earlier = "".join(f"\n{line}" for line in history[-3:])
+            return (f"{head}\n\nThis version was tried:\n```python\n{best.code.rstrip()}\n```\nIts test fails: "
+                    f"{best.failure}{earlier}\n\nFind the mistake and reply with the corrected complete file in one "
+                    "```python block.")
+        return f"{head} Reply with the complete file in one ```python block."
+
+    def apply(self, code: str, ws: Workspace) -> dict[str, str]:
+        """The new file, and the test beside it."""
+        return {self.path: code, self.test_path: self.test} if self.test else {}
+
+
+def _top_level_names(source: str) -> list[str]:
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    return [n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)]
+
+
+def _used_names(check: CallCheck) -> set[str]:
+    return {n.id for n in ast.walk(ast.parse(check.call, mode="eval")) if isinstance(n, ast.Name)}
+
+
+def _resolved(check: CallCheck, names: list[str], homes: dict[str, str]) -> bool:
+    """True when every name the example uses is the new function or has a known home to import it from."""
+    return all(n in names or n in homes for n in _used_names(check))
+
+
+def example_test(module: str, checks: list[CallCheck], homes: dict[str, str]) -> str:
+    """A pytest file asserting each example the task states (what the user asked for, as a test)."""
+    used = set().union(*(_used_names(c) for c in checks))
+    names = sorted({ast.parse(c.call, mode="eval").body.func.id for c in checks})
+    imports = sorted([f"from {homes[n]} import {n}" for n in used if n in homes and n not in names]
+                     + [f"from {module} import {', '.join(names)}"])
+    body = "\n\n\n".join(f"def test_example_{n}():\n    assert {c.call} == {c.expected}"
+                         for n, c in enumerate(checks, 1))
+    return ('"""The examples the task states, as tests (written by ph from the task text)."""\n\n'
+            + "".join(f"{line}\n" for line in imports) + f"\n\n{body}\n")

@@ -21,12 +21,12 @@ def example_text(task: StdoutTask) -> str:
 
 
 def oneshot_message(task: StdoutTask) -> str:
-    """The one user message of a oneshot run: the task and a request for the whole code in one fence."""
-    if task.entry_point:
-        return ("Complete the following Python function. Reply with the whole function in one ```python block.\n\n"
-                f"```python\n{task.prompt.strip()}\n```")
-    return (example_text(task) + "Write the whole Python program: it reads standard input and prints only the "
-            "output asked for. Reply with the complete program in one ```python block.")
+    """The one user message of a oneshot run: the task and a request for the whole code in one fence (the same
+    message the search layer's first, greedy candidate is asked with)."""
+    from pyharness.candidates import plain_request
+    from pyharness.evals import task_message
+
+    return plain_request(task_message(task))
 
 
 def extract_code(reply: str) -> str:

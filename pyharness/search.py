@@ -8,6 +8,7 @@ workspace (never the user's tree), and keeps the best: all pass > more checks pa
 fewer errors. A candidate is only ever kept when it beats the code before it.
 """
 
+import ast
 import hashlib
 import shutil
 import tempfile
@@ -17,10 +18,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from actions.base import Observation
-from pyharness.candidates import Attempt, FixTarget, Framing, StdoutTarget, extract_code, parse_schedule
+from pyharness.candidates import (AddTarget, Attempt, FixTarget, Framing, StdoutTarget, extract_code,
+                                  parse_schedule)
 from pyharness.errors import ActionError, Done, LimitsExceeded
 from pyharness.harness.lint import empty_functions
-from pyharness.models.base import ChatOptions
+from pyharness.models.base import ChatOptions, Reply
 from pyharness.taskchecks import run_checks
 from pyharness.testrun import TestRun, run_pytest
 from pyharness.workspace import SKIP_DIRS
@@ -28,7 +30,6 @@ from pyharness.workspace import SKIP_DIRS
 if TYPE_CHECKING:
     from pyharness.agent import Agent
 
-MODES = ("stdout", "fix")
 DEFAULT_SCHEDULE = "plain@0,repair@0,plain@0.8,plan@0.4,repair@0.7,plain@1.0,plan@0.8,repair@1.0"
 """The order candidates are asked for in (kind@temperature); the first is the greedy plain request."""
 STOP = ["<|im_end|>", "<|endoftext|>"]
@@ -44,11 +45,15 @@ class Verdict:
     errors: int = 0
     failure: str = ""
     """The one failure shown to the next repair ('' when green)."""
+    accepted: bool = False
+    """The mode's own check passes (the example, the suite), even where an example read from the task text
+    does not: such an example may be wrong (HumanEval's own docstrings hold a few), so it ranks candidates
+    and keeps the search going, but does not make a candidate that passes the real check a failure."""
 
     @property
     def rank(self) -> tuple:
-        """Higher is better: all pass > more checks passed > fewer failures > fewer errors."""
-        return (self.green, self.passed, -self.failures, -self.errors)
+        """Higher is better: all pass > the mode's check passes > more checks passed > fewer failures > fewer errors."""
+        return (self.green, self.accepted, self.passed, -self.failures, -self.errors)
 
 
 @dataclass
@@ -73,12 +78,19 @@ class Search:
         self.record = {"candidates": 0, "run": 0, "duplicates": 0, "passed_by": "", "seconds": 0.0, "tokens": 0,
                        "attempts": []}
 
+    @staticmethod
+    def applies(job, ws) -> bool:
+        """stdout and fix jobs always; add jobs whose task names the new file and its function."""
+        return job.mode in ("stdout", "fix") or job.mode == "add" and AddTarget.parse(ws, job.task) is not None
+
     def run(self) -> None:
         """Search; raises Done (a candidate passed and the job accepted it) or LimitsExceeded."""
         started = time.monotonic()
         target = self._target()
         shown, stop = None, ""
         try:
+            if isinstance(target, AddTarget) and not target.test:
+                self._model_test(target)
             before = self._before(target)
             history: list[tuple[Candidate, str]] = []
             for framing in self.schedule:
@@ -109,11 +121,37 @@ class Search:
         """The code as it is: what every kept candidate must beat (stdout with no main.py: nothing at all)."""
         if self.job.mode == "stdout" and not (self.ws.root / "main.py").is_file():
             return Candidate("before", verdict=Verdict(False, passed=-1, failures=1, failure="no main.py"))
+        if isinstance(target, AddTarget):  # the new test belongs to every candidate, and to the code before too
+            return Candidate("before", verdict=self._check(target, {target.test_path: target.test}))
         return Candidate("before", verdict=self._check(target, {}))
 
-    def _target(self) -> StdoutTarget | FixTarget:
+    def _model_test(self, target: AddTarget) -> None:
+        """The task states no example the harness can read: the model writes the test (once, greedy)."""
+        self.agent.result.steps += 1
+        reply = self._ask(target.test_request(), 0.0)
+        code = extract_code(reply.text) or ""
+        self.agent.transcript.write(
+            "turn", step=self.agent.result.steps, new_messages=[{"role": "user", "content": target.test_request()}],
+            reply=reply.text, finish_reason=reply.finish_reason, stopped_early=reply.stopped_early,
+            seconds=round(reply.seconds, 3), prompt_tokens=reply.prompt_tokens, cached_tokens=reply.cached_tokens,
+            completion_tokens=reply.completion_tokens, search={"origin": "test", "framing": "test", "temperature": 0},
+            action={"name": "test", "args": {"path": target.test_path}}, interventions=[],
+            observation=f"the test for the new code: {target.test_path}", ok=bool(code))
+        try:
+            ast.parse(code)
+        except (SyntaxError, ValueError):
+            code = ""
+        if "def test" not in code or target.module not in code:
+            raise LimitsExceeded(f"search: the model's test for {target.path} is not a test that imports it")
+        target.test = code
+
+    def _target(self) -> StdoutTarget | FixTarget | AddTarget:
         if self.job.mode == "stdout":
             return StdoutTarget(self.job.task)
+        if self.job.mode == "add":
+            target = AddTarget.parse(self.ws, self.job.task)
+            assert target is not None
+            return target
         first = self.job.first_run
         assert first is not None
         return FixTarget(self.ws, self.job.failing_before[0], first.error_line(), first.first_traceback,
@@ -138,13 +176,7 @@ class Search:
         self.counts[kind] += 0 if origin == "greedy" else 1
         attempt = Attempt(shown.code, shown.verdict.failure) if shown is not None else None
         message = target.message(framing, attempt, [line for tried, line in history if tried is not shown])
-        reply = agent.model.chat([{"role": "user", "content": message}], ChatOptions(
-            stop=STOP, max_tokens=agent.config.max_tokens, temperature=framing.temperature,
-            seed=agent.result.steps, on_text=lambda piece: agent.emit("token", text=piece),
-            should_stop=lambda text: agent._out_of_time() or first_block_closed(text)))
-        for name in ("prompt_tokens", "cached_tokens", "completion_tokens"):
-            setattr(agent.result, name, getattr(agent.result, name) + getattr(reply, name))
-        self.record["tokens"] += reply.prompt_tokens - reply.cached_tokens + reply.completion_tokens
+        reply = self._ask(message, framing.temperature)
         self.record["candidates"] += 1
         agent._count("search.candidate", f"{origin} ({framing.kind}, temperature {framing.temperature:g})")
         code = extract_code(reply.text)
@@ -181,6 +213,18 @@ class Search:
         agent._notes = []
         return candidate
 
+    def _ask(self, message: str, temperature: float) -> Reply:
+        """One plain chat call (one user message, code back), counted in the run's and the search's tokens."""
+        agent = self.agent
+        reply = agent.model.chat([{"role": "user", "content": message}], ChatOptions(
+            stop=STOP, max_tokens=agent.config.max_tokens, temperature=temperature, seed=agent.result.steps,
+            on_text=lambda piece: agent.emit("token", text=piece),
+            should_stop=lambda text: agent._out_of_time() or first_block_closed(text)))
+        for name in ("prompt_tokens", "cached_tokens", "completion_tokens"):
+            setattr(agent.result, name, getattr(agent.result, name) + getattr(reply, name))
+        self.record["tokens"] += reply.prompt_tokens - reply.cached_tokens + reply.completion_tokens
+        return reply
+
     def _verdict(self, target, code: str, files: dict[str, str]) -> Verdict:
         if not files:
             names = ", ".join(u.name for u in getattr(target, "units", [])) or "the suspect function"
@@ -202,21 +246,29 @@ class Search:
             run = run_pytest(scratch, timeout=self.ctx.test_timeout, python=self.ctx.python)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
+        if self.job.mode == "add":
+            failure = failure_text(run)
+            if run.failing:
+                failure = f"{run.failing[0]} fails: {failure}"
+            return Verdict(run.green, run.counts.get("passed", 0), len(run.failing), run.counts.get("errors", 0),
+                           "" if run.green else failure, accepted=run.green)
         if self.job.mode == "fix":
             still = [t for t in self.job.failing_before if t in run.failing]
             passed = run.counts.get("passed", 0)
             failure = failure_text(run)
             if run.failing:
                 failure = f"{run.failing[0]} fails: {failure}"
-            return Verdict(run.green and not still, passed - len(still), len(run.failing), run.counts.get("errors", 0),
-                           "" if run.green else failure)
+            green = run.green and not still
+            return Verdict(green, passed - len(still), len(run.failing), run.counts.get("errors", 0),
+                           "" if run.green else failure, accepted=green)
         # the task's own examples count beside the given one: an example alone is a weak judge
         extra = run_checks(files["main.py"], target.checks) if files else None
         failure = "" if run.green else failure_text(run)
         if extra and extra.failure and not failure:
             failure = f"the example passes, but an example from the task text fails: {extra.failure}"
         passed = int(run.green) + (extra.passed if extra else 0)
-        return Verdict(run.green and not (extra and extra.failure), passed, 0 if run.green else 1, 0, failure)
+        return Verdict(run.green and not (extra and extra.failure), passed, 0 if run.green else 1, 0, failure,
+                       accepted=run.green)
 
     def _finish(self, best: Candidate | None, before: Candidate, stop: str) -> None:
         """Write the best candidate into the workspace if it beats the code before; a passing one goes to the
@@ -225,7 +277,7 @@ class Search:
             raise LimitsExceeded(f"{stop}; search: no candidate beat the code as it was ({self._summary()})")
         for rel, text in best.files.items():
             self.ws.write_text(rel, text)
-        if not best.verdict.green:
+        if not best.verdict.accepted:
             raise LimitsExceeded(f"{stop}; search: no candidate passed, kept the best ({best.origin}; "
                                  f"{self._summary()})")
         self.record["passed_by"] = best.origin
@@ -235,7 +287,9 @@ class Search:
         except ActionError as err:
             raise LimitsExceeded(f"search: {best.origin} passed its check but not the job's: {err}") from None
         self.agent._count("search.pass", best.origin)
-        raise Done(f"{verdict} (search: {best.origin}, candidate {self.record['candidates']})")
+        doubt = "" if best.verdict.green else f"; still failing, an example read from the task text: " \
+            f"{best.verdict.failure.splitlines()[0]}"
+        raise Done(f"{verdict} (search: {best.origin}, candidate {self.record['candidates']}{doubt})")
 
     def _summary(self) -> str:
         r = self.record

@@ -13,7 +13,12 @@ import sys
 import tempfile
 from dataclasses import dataclass
 
-ARROW = re.compile(r"\s*(?:==|➞|=>|->|→|should return|should be|returns|return|gives|is)\s*", re.IGNORECASE)
+ARROW = re.compile(r"\s*(?:==>|==|=>|->|→|➞|=(?!=)|should return|should be|returns|return|gives|is)\s*",
+                   re.IGNORECASE)
+FOR_ARGS = re.compile(r"\bfor (.+?),? the (?:result|output|answer) (?:should be|is|will be)\s*(.+)$", re.IGNORECASE)
+INPUT = re.compile(r"^\s*Input\s*:\s*(.+)$", re.IGNORECASE)
+OUTPUT = re.compile(r"^\s*Output\s*:\s*(.+)$", re.IGNORECASE)
+WORDS = {"true": "True", "false": "False", "null": "None", "none": "None"}
 
 RUNNER = r"""
 import ast, json, sys
@@ -68,20 +73,28 @@ def function_names(source: str) -> list[str]:
     return [n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
 
 
-def read_checks(text: str, names: list[str]) -> list[CallCheck]:
-    """The examples of calls to `names` stated in `text`: `>>> f(x)` + its output line, and `f(x) == y` prose."""
+def read_checks(text: str, names: list[str], literal_args: bool = True) -> list[CallCheck]:
+    """The examples of calls to `names` stated in `text`: `>>> f(x)` + its output line, and `f(x) == y` prose.
+    With `literal_args` off, arguments may be any expression (`date(2024, 1, 1)`)."""
     if not names:
         return []
     found: list[CallCheck] = []
     lines = text.splitlines()
     for n, line in enumerate(lines):
         stripped = line.strip()
+        following = lines[n + 1].strip() if n + 1 < len(lines) else ""
         if stripped.startswith(">>>"):
-            call = stripped[3:].strip()
-            following = lines[n + 1].strip() if n + 1 < len(lines) else ""
+            stripped = stripped[3:].strip()
             if following and not following.startswith(">>>"):
-                _add(found, call, following, names)
-            continue
+                _add(found, literal_args, stripped, following, names)
+        if len(names) == 1:
+            given, wanted = INPUT.match(line), OUTPUT.match(following)
+            if given and wanted:  # "Input: [4,2,3]" then "Output: [2, 1]"
+                _add(found, literal_args, f"{names[0]}({given.group(1).strip()})", wanted.group(1), names)
+            said = FOR_ARGS.search(stripped)
+            if said:  # 'For s = "abcde", c = "ae", the result should be ('bcd',False)'
+                value = _literal_prefix(_words(said.group(2)))
+                _add(found, literal_args, f"{names[0]}({said.group(1).strip()})", value, names)
         for name in names:
             for m in re.finditer(rf"\b{re.escape(name)}\(", stripped):
                 end = _closing(stripped, m.end() - 1)
@@ -89,21 +102,34 @@ def read_checks(text: str, names: list[str]) -> list[CallCheck]:
                     continue
                 arrow = ARROW.match(stripped, end + 1)
                 if arrow:
-                    value = _literal_prefix(stripped[arrow.end():])
+                    value = _literal_prefix(_words(stripped[arrow.end():]))
                     if value:
-                        _add(found, stripped[m.start():end + 1], value, names)
+                        _add(found, literal_args, stripped[m.start():end + 1], value, names)
     return list(dict.fromkeys(found))
 
 
-def _add(found: list[CallCheck], call: str, expected: str, names: list[str]) -> None:
-    expected = expected.strip().rstrip(".,;")
+def _words(text: str) -> str:
+    """`true`/`false`/`null` as Python spells them (prose examples often use the JSON words)."""
+    word = re.match(r"\s*([A-Za-z]+)\b", text)
+    if word and word.group(1).lower() in WORDS:
+        return WORDS[word.group(1).lower()] + text[word.end():]
+    return text
+
+
+def _add(found: list[CallCheck], literal_args: bool, call: str, expected: str, names: list[str]) -> None:
+    """Keep a check only when it is a call of the task's function with literal arguments and a literal value."""
+    expected = _words(expected.strip().rstrip(".,;"))
     try:
-        tree = ast.parse(call, mode="eval")
+        tree = ast.parse(call.strip(), mode="eval")
         ast.literal_eval(expected)
-    except (SyntaxError, ValueError):
+        body = tree.body
+        if not (isinstance(body, ast.Call) and getattr(body.func, "id", "") in names):
+            return
+        for arg in [*body.args, *(k.value for k in body.keywords)] if literal_args else []:
+            ast.literal_eval(arg)
+    except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
         return
-    if isinstance(tree.body, ast.Call) and getattr(tree.body.func, "id", "") in names:
-        found.append(CallCheck(call, expected))
+    found.append(CallCheck(ast.unparse(body), expected))
 
 
 def _closing(text: str, open_at: int) -> int | None:

@@ -36,8 +36,8 @@ def test_oneshot_messages_ask_for_the_whole_code_in_one_fence():
         "Read one line and print it in upper case.\n\nExample input:\n```\nhi there\n```\nExample output:\n```\n"
         "HI THERE\n```\n\nWrite the whole Python program: it reads standard input and prints only the output asked "
         "for. Reply with the complete program in one ```python block.")
-    function = StdoutTask("he000_f", 'def f(x: int) -> int:\n    """Twice x."""\n', Case("", "4\n"), [],
-                          entry_point="f")
+    function = StdoutTask("he000_f", 'def f(x: int) -> int:\n    """Twice x."""\n',
+                          Case("", "4\n", "\nprint(repr(f(2)))\n"), [], entry_point="f")
     assert oneshot_message(function) == (
         "Complete the following Python function. Reply with the whole function in one ```python block.\n\n"
         '```python\ndef f(x: int) -> int:\n    """Twice x."""\n```')

@@ -164,3 +164,68 @@ def test_function_task_examples_from_its_text_choose(tmp_path):
     assert "double(5) returned 25, expected 10" in turns[1]["observation"]
     assert (repo / "main.py").read_text() == "def double(x):\n    return x + x\n"
     assert turns[0]["new_messages"][0]["content"].startswith("Complete the following Python function.")
+
+
+def test_examples_are_read_from_doctests_and_prose_with_literal_arguments_only():
+    from pyharness.taskchecks import read_checks, run_checks
+
+    text = '''def f(s, c):
+    """
+    >>> f("ab", "a")
+    'b'
+    >>> f("x", "y") == 'x'
+    f('abc', 'b') ==> 'ac'
+    f("q", "q") => true
+    f(a) == 'a'
+    For s = "abcde", c = "ae", the result should be ('bcd',False)
+    """
+'''
+    checks = read_checks(text, ["f"])
+    assert [(c.call, c.expected) for c in checks] == [
+        ("f('ab', 'a')", "'b'"), ("f('x', 'y')", "'x'"), ("f('abc', 'b')", "'ac'"), ("f('q', 'q')", "True"),
+        ("f(s='abcde', c='ae')", "('bcd',False)")]  # f(a): `a` is not a literal, so it is no check
+    right = "def f(s, c):\n    return ''.join(ch for ch in s if ch not in c)\n"
+    assert run_checks(right, checks[:3]).failure == ""
+    wrong = "def f(s, c):\n    return s\n"
+    result = run_checks(wrong, checks[:3])
+    assert result.passed == 1 and result.total == 3 and result.failure == "f('ab', 'a') returned 'ab', expected 'b'"
+    inputs = read_checks("def g(xs):\n    '''\n    Input: [4,2,3]\n    Output: [2, 1]\n    '''\n", ["g"])
+    assert [(c.call, c.expected) for c in inputs] == [("g([4, 2, 3])", "[2, 1]")]
+
+
+SHIP_WRONG = ("```python\ndef shipping_cost(weight_kg: float) -> float:\n"
+              "    return round(5.0 + 1.5 * weight_kg, 2)\n```")
+SHIP_RIGHT = ("```python\ndef shipping_cost(weight_kg: float) -> float:\n"
+              "    return round(5.0 + 1.5 * max(0.0, weight_kg - 2), 2)\n```")
+
+
+def test_add_the_task_examples_become_the_test_and_choose_the_file(tmp_path, demo_jobs):
+    job = demo_jobs["add"]
+    repo = make_repo(tmp_path / "orders", job)
+    result, turns = run(repo, "add", job["task"], [SHIP_WRONG, SHIP_RIGHT])
+    assert result.outcome == "done", result.reason
+    assert "new test tests/test_shipping.py fails on the old code and passes now" in result.reason
+    test = (repo / "tests/test_shipping.py").read_text()
+    assert "from orders.shipping import shipping_cost" in test
+    assert "assert shipping_cost(3.5) == 7.25" in test and test.count("def test_example_") == 4
+    assert "max(0.0, weight_kg - 2)" in (repo / "orders/shipping.py").read_text()
+    assert "test_example_1 fails" in turns[0]["observation"]
+    assert turns[1]["search"]["origin"] == "repair 1"
+
+
+def test_add_without_readable_examples_the_model_writes_the_test_first(tmp_path, demo_jobs):
+    repo = make_repo(tmp_path / "orders", demo_jobs["ask"])
+    task = 'Create a new file orders/greet.py with a function `greet(name: str) -> str` returning "Hello, NAME!".'
+    test = ("```python\nfrom orders.greet import greet\n\n\ndef test_greet():\n"
+            "    assert greet('Ann') == 'Hello, Ann!'\n```")
+    impl = "```python\ndef greet(name: str) -> str:\n    return f'Hello, {name}!'\n```"
+    result, turns = run(repo, "add", task, [test, impl])
+    assert result.outcome == "done", result.reason
+    assert [t["search"]["origin"] for t in turns] == ["test", "greedy"]
+    assert (repo / "tests/test_greet.py").read_text().startswith("from orders.greet import greet")
+
+
+def test_add_a_task_naming_no_new_file_goes_to_the_loop(tmp_path, demo_jobs):
+    repo = make_repo(tmp_path / "orders", demo_jobs["ask"])
+    result, turns = run(repo, "add", "make totals nicer", ["Action: done {}"], max_steps=1)
+    assert result.search == {} and turns[0]["action"]["name"] == "done"
