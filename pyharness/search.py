@@ -24,6 +24,7 @@ from pyharness.errors import ActionError, Done, LimitsExceeded
 from pyharness.harness.lint import empty_functions
 from pyharness.models.base import ChatOptions, Reply
 from pyharness.taskchecks import run_checks
+from pyharness.testrun import EXCEPTION_LINE as EXCEPTION
 from pyharness.testrun import TestRun, run_pytest
 from pyharness.workspace import SKIP_DIRS
 
@@ -102,8 +103,7 @@ class Search:
                     shown = candidate
                     break
                 if candidate.code:
-                    line = candidate.verdict.failure.splitlines()[0][:120] if candidate.verdict.failure else ""
-                    history.append((candidate, f"attempt {len(history) + 1}: {line}"))
+                    history.append((candidate, f"attempt {len(history) + 1}: {one_line(candidate.verdict.failure)}"))
                     if shown is None or candidate.verdict.rank >= shown.verdict.rank:
                         shown = candidate  # the one a repair shows: the best attempt, the latest among equals
         finally:
@@ -198,7 +198,7 @@ class Search:
                 self.record["run"] += 1
                 self.agent.result.attempts += 1
         self.record["attempts"].append(f"{origin}: " + ("pass" if candidate.verdict.green else
-                                                        candidate.verdict.failure.splitlines()[0][:100]))
+                                                        one_line(candidate.verdict.failure)))
         observation = Observation(f"{origin}: " + ("all checks pass" if candidate.verdict.green
                                                    else candidate.verdict.failure), ok=candidate.verdict.green)
         agent.emit("observation", observation=observation)
@@ -300,8 +300,22 @@ def failure_text(run: TestRun, max_lines: int = 12) -> str:
     """The one failure a repair is shown: the `E` lines of the first failing test (the exception or the
     assertion with its message), else the run's summary."""
     lines = [ln.strip()[1:].strip() for ln in run.first_traceback.splitlines() if ln.strip().startswith("E ")]
-    lines = [ln for ln in lines if ln][:max_lines]
+    lines = [ln for ln in lines if ln]
+    if len(lines) > max_lines:  # a program's own traceback: its last lines hold the exception
+        lines = [lines[0], "...", *lines[-(max_lines - 2):]]
     return "\n".join(lines) if lines else run.summary()
+
+
+def one_line(failure: str) -> str:
+    """An earlier attempt in one line: the exception it raised, or what it printed against what was expected."""
+    lines = [ln.strip() for ln in failure.splitlines() if ln.strip()]
+    raised = [ln for ln in lines if EXCEPTION.match(ln) and not ln.startswith("AssertionError")]
+    if raised:
+        return raised[-1][:140]
+    said = {ln.split(":", 1)[0]: ln.split(":", 1)[1].strip() for ln in lines if ln.startswith(("expected:", "got:"))}
+    if "expected" in said and "got" in said:
+        return f"printed {said['got'][:60]} where {said['expected'][:60]} was expected"
+    return (lines[0] if lines else "failed")[:140]
 
 
 def first_block_closed(text: str) -> bool:

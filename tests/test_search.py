@@ -64,7 +64,8 @@ def test_stdout_repair_gets_the_latest_failure_only_and_passes(tmp_path):
     # the repair shows the latest attempt's code and its one failure; the first attempt only as one line
     assert "print(max(" in third and "print(len(" not in third
     assert third.count("got:      '3\\n'") == 1 and "got:      '2\\n'" not in third  # the latest failure only
-    assert "attempt 1: AssertionError" in third and "attempt 2:" not in third  # older ones: one line each
+    assert "attempt 1: printed '3\\n' where '6\\n' was expected" in third  # older ones: one line each
+    assert "attempt 2:" not in third
     assert result.interventions["search.candidate"] == 3
 
 
