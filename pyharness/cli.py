@@ -34,6 +34,25 @@ EscalateOpt = Annotated[
 ]
 SecondsOpt = Annotated[float, typer.Option("--max-seconds", help="Wall-clock budget of the run.")]
 StreamOpt = Annotated[bool, typer.Option("--stream/--no-stream", help="Show the model's text as it is written.")]
+SearchOpt = Annotated[
+    str | None,
+    typer.Option("--search-schedule", help="The search layer's candidates in order, as kind@temperature "
+                 "(kinds: plain, plan, repair), e.g. plain@0,plain@0.8,repair@0.5; its length caps the candidates."),
+]
+
+
+def _agent_config(max_steps: int, max_seconds: float, schedule: str | None):
+    """The run's budgets and search schedule; a malformed schedule is a one-line error."""
+    from pyharness.agent import AgentConfig
+    from pyharness.candidates import parse_schedule
+
+    if schedule is None:
+        return AgentConfig(max_steps=max_steps, max_seconds=max_seconds)
+    try:
+        parse_schedule(schedule)
+    except ValueError as err:
+        _fail(f"--search-schedule: {err}")
+    return AgentConfig(max_steps=max_steps, max_seconds=max_seconds, search_schedule=schedule)
 
 
 def _fail(message: str, code: int = 1) -> None:
@@ -53,8 +72,8 @@ def _job(
     tests: list[str] | None = None,
     escalate: str | None = None,
     max_seconds: float = 900.0,
+    schedule: str | None = None,
 ) -> None:
-    from pyharness.agent import AgentConfig
     from pyharness.console import RunView
     from pyharness.errors import ModelError, UserError
     from pyharness.harness.pipeline import HarnessConfig
@@ -72,7 +91,7 @@ def _job(
             resolve_model(model),
             tests=tests,
             harness=config,
-            config=AgentConfig(max_steps=max_steps, max_seconds=max_seconds),
+            config=_agent_config(max_steps, max_seconds, schedule),
             emit=RunView(stream=stream),
             escalate=second,
         )
@@ -114,6 +133,7 @@ def fix(
     stream: StreamOpt = False,
     escalate_to: EscalateOpt = None,
     max_seconds: SecondsOpt = 900.0,
+    search_schedule: SearchOpt = None,
 ) -> None:
     """Run the tests; if any fail, repair the code until they pass."""
     _job(
@@ -128,6 +148,7 @@ def fix(
         tests=tests,
         escalate=escalate_to,
         max_seconds=max_seconds,
+        schedule=search_schedule,
     )
 
 
@@ -142,9 +163,11 @@ def add(
     stream: StreamOpt = False,
     escalate_to: EscalateOpt = None,
     max_seconds: SecondsOpt = 900.0,
+    search_schedule: SearchOpt = None,
 ) -> None:
     """Add a feature together with a test for it."""
-    _job("add", feature, repo, model, harness, layers, max_steps, stream, escalate=escalate_to, max_seconds=max_seconds)
+    _job("add", feature, repo, model, harness, layers, max_steps, stream, escalate=escalate_to, max_seconds=max_seconds,
+         schedule=search_schedule)
 
 
 @app.command()
@@ -366,13 +389,13 @@ def eval_(
     retry_errors: Annotated[
         bool, typer.Option("--retry-errors", help="Run again the runs that ended in a model error.")
     ] = False,
+    search_schedule: SearchOpt = None,
 ) -> None:
     """Run an eval suite: each task x model x configuration x repeat, interleaved, resumable, with a report."""
     from concurrent.futures import ThreadPoolExecutor
 
     from rich.console import Console
 
-    from pyharness.agent import AgentConfig
     from pyharness.errors import ModelError, UserError
     from pyharness.evalreport import intervention_lines, progress_line, read_results, summary_table, write_reports
     from pyharness.evals import EvalPlan, Models, parse_configs, pending, plan_records, run_eval
@@ -410,7 +433,7 @@ def eval_(
             workers = 1
         folder = out or Path("out") / f"eval-{loaded.name}"
         plan = EvalPlan(
-            loaded.name, chosen, model, plan_configs, repeat, AgentConfig(max_steps=max_steps, max_seconds=max_seconds)
+            loaded.name, chosen, model, plan_configs, repeat, _agent_config(max_steps, max_seconds, search_schedule)
         )
         todo = len(pending(plan, folder / "results.jsonl", retry_errors))
         console.print(

@@ -31,8 +31,10 @@ from pyharness.workspace import SKIP_DIRS
 if TYPE_CHECKING:
     from pyharness.agent import Agent
 
-DEFAULT_SCHEDULE = "plain@0,repair@0,plain@0.8,plan@0.4,repair@0.7,plain@1.0,plan@0.8,repair@1.0"
-"""The order candidates are asked for in (kind@temperature); the first is the greedy plain request."""
+DEFAULT_SCHEDULE = "plain@0,plain@0.8,repair@0.5,plan@0.6,plain@1.0,repair@0.8,plan@0.9,plain@0.9"
+"""The order candidates are asked for in (kind@temperature); the first is the greedy plain request (what the model
+alone is asked). On the dev tasks (stdout tasks outside slice20) every pass after the first came from a sample, and a
+greedy repair straight after the greedy attempt sent the same code back, so repairs come later and warmer."""
 STOP = ["<|im_end|>", "<|endoftext|>"]
 
 

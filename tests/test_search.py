@@ -118,7 +118,7 @@ def test_fix_worse_or_equal_candidates_never_touch_the_users_tree(tmp_path, demo
 
 def test_fix_keeps_a_better_candidate_after_a_worse_one(tmp_path, demo_jobs):
     repo = make_repo(tmp_path / "orders", demo_jobs["fix"])
-    result, turns = run(repo, "fix", "", [BULK_WORSE, BULK_RIGHT])
+    result, turns = run(repo, "fix", "", [BULK_WORSE, BULK_RIGHT], schedule="plain@0,repair@0.5")
     assert result.outcome == "done" and result.search["passed_by"] == "repair 1"
     assert "1 / 0" not in (repo / "orders/pricing.py").read_text()
     # the repair prompt shows the tried version and its failure
@@ -203,7 +203,7 @@ SHIP_RIGHT = ("```python\ndef shipping_cost(weight_kg: float) -> float:\n"
 def test_add_the_task_examples_become_the_test_and_choose_the_file(tmp_path, demo_jobs):
     job = demo_jobs["add"]
     repo = make_repo(tmp_path / "orders", job)
-    result, turns = run(repo, "add", job["task"], [SHIP_WRONG, SHIP_RIGHT])
+    result, turns = run(repo, "add", job["task"], [SHIP_WRONG, SHIP_RIGHT], schedule="plain@0,repair@0.5")
     assert result.outcome == "done", result.reason
     assert "new test tests/test_shipping.py fails on the old code and passes now" in result.reason
     test = (repo / "tests/test_shipping.py").read_text()
