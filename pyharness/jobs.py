@@ -87,10 +87,12 @@ class Job:
         return f"Task: {self.task}\n\nWhen the change is made, run_tests, then done.\n\nRepository files:\n{files}"
 
     def example_path(self, ws: Workspace) -> str | None:
-        """A real source file for the prompt's examples: the one the failing test ran, else the repo's first."""
-        ran = [rel for rel in (self.trace.lines if self.trace else {}) if not ws.is_test_path(rel)]
+        """A real source file for the prompt's examples: the suspect's (fix), else the repo's first source file."""
+        from pyharness.candidates import suspects
+
+        found = suspects(ws, self.first_run.first_traceback, self.trace) if self.first_run and self.trace else []
         files = [rel for rel in ws.files() if rel.endswith(".py") and not ws.is_test_path(rel)]
-        return (ran or files or [None])[0]
+        return ([u.path for u in found] or files or [None])[0]
 
     def nothing_to_do(self) -> str | None:
         """fix mode with a green suite: the reason there is nothing to fix."""

@@ -230,3 +230,33 @@ def test_add_a_task_naming_no_new_file_goes_to_the_loop(tmp_path, demo_jobs):
     repo = make_repo(tmp_path / "orders", demo_jobs["ask"])
     result, turns = run(repo, "add", "make totals nicer", ["Action: done {}"], max_steps=1)
     assert result.search == {} and turns[0]["action"]["name"] == "done"
+
+
+def test_a_docstring_only_function_is_refused_in_a_write(orders, drive):
+    repo = orders("run")
+    stub = 'Action: write {"path": "orders/extra.py"}\n```python\ndef extra(x):\n    """Twice x."""\n```'
+    real = stub.replace('"""\n```', '"""\n    return 2 * x\n```')
+    result, records = drive(repo, "run", "add extra()", [stub, real, 'Action: done {"summary": "added"}'])
+    turns = [r for r in records if r["event"] == "turn"]
+    assert "extra has no body, only a docstring" in turns[0]["observation"]
+    assert (repo / "orders/extra.py").read_text().endswith("return 2 * x\n")
+
+
+def test_examples_in_a_fix_prompt_name_the_repos_own_file(orders, drive):
+    repo = orders("fix")
+    result, records = drive(repo, "fix", "", ["I think the threshold is wrong."], max_steps=1)
+    start = records[0]
+    assert "shop/cart.py" not in start["system"] and '"orders/pricing.py"' in start["system"]
+    turns = [r for r in records if r["event"] == "turn"]
+    assert "shop/" not in turns[0]["observation"]
+
+
+def test_a_malformed_search_schedule_is_a_one_line_error(tmp_path):
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "pyharness.cli", "fix", "--repo", str(tmp_path),
+                           "--search-schedule", "plain@0,guess@1"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == "ph: --search-schedule: unknown framing 'guess' in the search schedule " \
+                                  "(plain, plan, repair)"

@@ -1,0 +1,46 @@
+"""What a run is given (budgets and settings) and what it gives back (how it ended, what it cost)."""
+
+from dataclasses import dataclass, field
+
+from pyharness.search import DEFAULT_SCHEDULE
+
+
+@dataclass
+class AgentConfig:
+    """Budgets and settings of one run."""
+
+    max_steps: int = 20
+    """Model turns before the run stops."""
+    max_seconds: float = 900.0
+    """Wall-clock budget of the run."""
+    max_format_errors: int = 3
+    """Replies in a row with no valid action before the run stops."""
+    max_tokens: int = 768
+    """Tokens one reply may generate (the body of a write included)."""
+    observation_chars: int = 3000
+    """Longest observation sent back (head + tail kept)."""
+    search_schedule: str = DEFAULT_SCHEDULE
+    """The search layer's candidates in order, as kind@temperature (kinds: plain, plan, repair)."""
+
+
+@dataclass
+class RunResult:
+    """How a run ended and what it cost."""
+
+    outcome: str
+    """'done' (accepted by the harness), 'stopped' (budget, loop, errors) or 'error'."""
+    reason: str
+    steps: int = 0
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+    answer: str = ""
+    transcript: str = ""
+    interventions: dict[str, int] = field(default_factory=dict)
+    attempts: int = 0
+    """Versions of the code the harness checked: changes applied by the loop, or candidates run by search."""
+    first_pass: int = 0
+    """Which attempt was accepted (1: the first try; 0: none was)."""
+    search: dict = field(default_factory=dict)
+    """What search did: candidates generated and run, which one passed, seconds and tokens spent."""
