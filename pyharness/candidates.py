@@ -12,6 +12,7 @@ import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pyharness.errors import ActionError
 from pyharness.harness.parse import first_fence
 from pyharness.linetrace import RunTrace
 from pyharness.taskchecks import CallCheck, function_names, read_checks
@@ -130,6 +131,7 @@ class FixTarget:
         self.failing, self.error, self.traceback = failing, error, traceback
         self.units = suspects(ws, traceback, ran or RunTrace())
         self.constants = _constants(ws, self.units)
+        self.test = test_source(ws, failing)
         self.checks: list[CallCheck] = []
 
     def message(self, framing: Framing, best: Attempt | None, history: list[str]) -> str:
@@ -138,8 +140,9 @@ class FixTarget:
         notes = [n for u in self.units for n in u.notes]
         seen = ("\n\nWhile the failing test ran:\n" + "\n".join(notes)) if notes else ""
         consts = ("\n\nConstants it uses:\n" + "\n".join(self.constants)) if self.constants else ""
-        head = (f"A test fails: {self.failing}\n{self.traceback.strip()}\n\nThe code it runs:\n```python\n{code}\n```"
-                f"{consts}{seen}\n\nThe tests are right; the code has a bug.")
+        test = f"\n\nThe test:\n```python\n{self.test.rstrip()}\n```" if self.test else ""
+        head = (f"A test fails: {self.failing}{test}\n\nIt fails with:\n{self.traceback.strip()}\n\nThe code it runs:\n"
+                f"```python\n{code}\n```{consts}{seen}\n\nThe tests are right; the code has a bug.")
         if framing.kind == "plan":
             return (f"{head} First say in one line which line is wrong and why, then reply with the corrected "
                     "function(s) in one ```python block (whole functions, nothing else).")
@@ -171,6 +174,26 @@ class FixTarget:
             body = files.setdefault(unit.path, ws.read_text(unit.path).splitlines())
             body[unit.start - 1:unit.end] = textwrap.indent(given[short], unit.indent).splitlines()
         return {path: "\n".join(body) + "\n" for path, body in files.items()}
+
+
+def test_source(ws: Workspace, node_id: str, max_lines: int = 40) -> str:
+    """The source of a failing test (`path::name` or `path::Class::name`), or '' when it cannot be found."""
+    path, _, rest = node_id.partition("::")
+    names = rest.split("[")[0].split("::")
+    try:
+        tree = ast.parse(ws.read_text(path))
+    except (OSError, SyntaxError, ValueError, ActionError):
+        return ""
+    body: list[ast.stmt] = tree.body
+    for name in names:
+        node = next((n for n in body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+                     and n.name == name), None)
+        if node is None:
+            return ""
+        body = node.body
+    source = ast.get_source_segment(ws.read_text(path), node, padded=False) or ""
+    lines = textwrap.dedent(source).splitlines()
+    return "\n".join(lines[:max_lines]) + "\n"
 
 
 def suspects(ws: Workspace, traceback: str, ran: RunTrace) -> list[Unit]:
@@ -283,6 +306,25 @@ class AddTarget:
         return (f"{self.task}{self.context}\n\nWrite a pytest test file {self.test_path} for this feature: import "
                 f"with `from {self.module} import {', '.join(self.names)}` and turn each example of the task into "
                 "an assert in a test function. Reply with the whole file in one ```python block.")
+
+    def adopt_test(self, code: str) -> str:
+        """The model's test made usable, or '': a definition of the new function inside the test (a small model's
+        habit) is dropped and imported from the new file instead; the test must then import it and test it."""
+        try:
+            tree = ast.parse(code)
+        except (SyntaxError, ValueError):
+            return ""
+        lines = code.splitlines()
+        own = [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name in self.names]
+        for node in sorted(own, key=lambda n: -n.lineno):
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            del lines[first - 1:node.end_lineno]
+        text = "\n".join(lines).strip("\n") + "\n"
+        if own and f"from {self.module} import" not in text:
+            text = f"from {self.module} import {', '.join(self.names)}\n" + text
+        if f"from {self.module} import" not in text and f"import {self.module}" not in text or "def test" not in text:
+            return ""
+        return text
 
     def message(self, framing: Framing, best: Attempt | None, history: list[str]) -> str:
         """The one user message of a candidate's prompt (the same head every time, so it stays cached)."""

@@ -260,3 +260,24 @@ def test_a_malformed_search_schedule_is_a_one_line_error(tmp_path):
     assert proc.returncode == 1
     assert proc.stderr.strip() == "ph: --search-schedule: unknown framing 'guess' in the search schedule " \
                                   "(plain, plan, repair)"
+
+
+def test_add_a_model_test_that_defines_the_function_itself_is_adopted(tmp_path, demo_jobs):
+    repo = make_repo(tmp_path / "orders", demo_jobs["ask"])
+    task = 'Create a new file orders/greet.py with a function `greet(name: str) -> str` returning "Hello, NAME!".'
+    test = ("```python\nimport pytest\n\ndef greet(name):\n    return 'Hello, ' + name + '!'\n\n\ndef test_greet():\n"
+            "    assert greet('Ann') == 'Hello, Ann!'\n```")
+    impl = "```python\ndef greet(name: str) -> str:\n    return f'Hello, {name}!'\n```"
+    result, turns = run(repo, "add", task, [test, impl])
+    assert result.outcome == "done", result.reason
+    written = (repo / "tests/test_greet.py").read_text()
+    assert written.startswith("from orders.greet import greet\nimport pytest\n") and "def greet" not in written
+
+
+def test_add_without_a_usable_test_the_loop_goes_on(tmp_path, demo_jobs):
+    repo = make_repo(tmp_path / "orders", demo_jobs["ask"])
+    task = 'Create a new file orders/greet.py with a function `greet(name: str) -> str` returning "Hello, NAME!".'
+    result, turns = run(repo, "add", task, ["I would write a test.", 'Action: read {"path": "orders/lines.py"}'],
+                        max_steps=2)
+    assert result.interventions["search.declined"] == 1
+    assert [t["action"]["name"] for t in turns] == ["test", "read"]
