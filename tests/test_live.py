@@ -36,7 +36,8 @@ def test_live_fix_runs_to_an_end_with_real_actions(orders):
     assert records[-1]["event"] == "end"
     executed = [r for r in records if r["event"] == "turn" and r["action"] and r["ok"]]
     assert executed, "no action of the model was executed"
-    assert any(r["action"]["name"] in ("read", "edit", "search", "run_tests") for r in executed)
+    # with the search layer a fix turn is a candidate (the suspect function rewritten, checked in a scratch copy)
+    assert any(r["action"]["name"] in ("read", "edit", "search", "run_tests", "candidate") for r in executed)
     assert all(r["prompt_tokens"] > 0 and r["completion_tokens"] > 0 for r in records if r["event"] == "turn")
 
 
