@@ -14,6 +14,7 @@ from pathlib import Path
 
 from pyharness.errors import ActionError
 from pyharness.harness.parse import first_fence
+from pyharness.harness.prose import prose_edit
 from pyharness.linetrace import RunTrace
 from pyharness.taskchecks import CallCheck, function_names, read_checks
 from pyharness.workspace import Workspace
@@ -23,7 +24,7 @@ PROGRAM_ASK = ("Write the whole Python program: it reads standard input and prin
 FUNCTION_ASK = "Complete the following Python function. Reply with the whole function in one ```python block."
 PROTOCOL_PART = re.compile(r"\n*(?:Write the whole program to main\.py|The run_tests action)[\s\S]*$")
 CALLED = re.compile(r"\b([A-Za-z_]\w*)\(")
-MAX_UNITS, MAX_UNIT_LINES = 3, 60
+MAX_UNITS, MAX_UNIT_LINES = 2, 60
 
 
 @dataclass
@@ -35,14 +36,21 @@ class Framing:
     temperature: float
 
 
+KINDS = ("plain", "plan", "repair", "line")
+"""`line` (fix mode): name the wrong line and its corrected version in words; elsewhere it is a plain request."""
+
+
 def parse_schedule(spec: str) -> list[Framing]:
     """`plain@0,repair@0,plain@0.8` -> framings (kind@temperature)."""
     out = []
     for part in spec.split(","):
         kind, _, temp = part.strip().partition("@")
-        if kind not in ("plain", "plan", "repair"):
-            raise ValueError(f"unknown framing {kind!r} in the search schedule (plain, plan, repair)")
-        out.append(Framing(kind, float(temp or 0)))
+        if kind not in KINDS:
+            raise ValueError(f"unknown framing {kind!r} in the search schedule ({', '.join(KINDS)})")
+        try:
+            out.append(Framing(kind, float(temp or 0)))
+        except ValueError:
+            raise ValueError(f"temperature {temp!r} of {kind} in the search schedule is not a number") from None
     return out
 
 
@@ -103,6 +111,10 @@ class StdoutTarget:
                     f"{self.noun} in one ```python block.")
         return head
 
+    def extract(self, reply: str, framing: Framing, ws: Workspace) -> str | None:
+        """The candidate's code in a reply."""
+        return extract_code(reply)
+
     def apply(self, code: str, ws: Workspace) -> dict[str, str]:
         """main.py's new content (a function task keeps only imports, definitions and assignments)."""
         return {"main.py": _definitions_only(code) if self.function else code}
@@ -146,6 +158,9 @@ class FixTarget:
         if framing.kind == "plan":
             return (f"{head} First say in one line which line is wrong and why, then reply with the corrected "
                     "function(s) in one ```python block (whole functions, nothing else).")
+        if framing.kind == "line":
+            return (f"{head} Which line is wrong? Reply in one sentence that quotes the wrong line and then its "
+                    "corrected version, each in backticks: change `the wrong line` to `the corrected line`.")
         if framing.kind == "repair" and best is not None:
             earlier = "".join(f"\n{line}" for line in history[-3:])
             return (f"{head}\n\nThis version was tried:\n```python\n{best.code.rstrip()}\n```\nWith it: "
@@ -153,6 +168,18 @@ class FixTarget:
                     "```python block (whole functions, nothing else).")
         return f"{head} Find the wrong line and reply with the corrected function(s) in one ```python block " \
                "(whole functions, nothing else)."
+
+    def extract(self, reply: str, framing: Framing, ws: Workspace) -> str | None:
+        r"""The candidate's code in a reply; for a `line` reply, the suspect function with the line it names
+        changed as it says (`change \`if n > LIMIT:\` to \`if n >= LIMIT:\``)."""
+        if framing.kind == "line":
+            said = prose_edit(reply, {u.path: ws.read_text(u.path) for u in self.units})
+            unit = next((u for u in self.units if said and u.path == said[0] and u.start <= said[1] <= u.end), None)
+            if said and unit:
+                lines = ws.read_text(unit.path).splitlines()
+                lines[said[1] - 1] = said[2]
+                return textwrap.dedent("\n".join(lines[unit.start - 1:unit.end])) + "\n"
+        return extract_code(reply)
 
     def apply(self, code: str, ws: Workspace) -> dict[str, str]:
         """The suspect files with each function of `code` put in place of its namesake; {} if none matched."""
@@ -338,6 +365,10 @@ class AddTarget:
                     f"{best.failure}{earlier}\n\nFind the mistake and reply with the corrected complete file in one "
                     "```python block.")
         return f"{head} Reply with the complete file in one ```python block."
+
+    def extract(self, reply: str, framing: Framing, ws: Workspace) -> str | None:
+        """The candidate's code in a reply."""
+        return extract_code(reply)
 
     def apply(self, code: str, ws: Workspace) -> dict[str, str]:
         """The new file, and the test beside it."""

@@ -2,8 +2,6 @@
 
 from dataclasses import dataclass, field
 
-from pyharness.search import DEFAULT_SCHEDULE
-
 
 @dataclass
 class AgentConfig:
@@ -19,8 +17,9 @@ class AgentConfig:
     """Tokens one reply may generate (the body of a write included)."""
     observation_chars: int = 3000
     """Longest observation sent back (head + tail kept)."""
-    search_schedule: str = DEFAULT_SCHEDULE
-    """The search layer's candidates in order, as kind@temperature (kinds: plain, plan, repair)."""
+    search_schedule: str | None = None
+    """The search layer's candidates in order, as kind@temperature (kinds: plain, plan, repair, line); None: the
+    mode's default (`search.DEFAULT_SCHEDULE`, `search.FIX_SCHEDULE`)."""
 
 
 @dataclass

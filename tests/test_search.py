@@ -12,7 +12,6 @@ from pyharness.evalsuites import Case, StdoutTask
 from pyharness.harness.pipeline import LAYERS, HarnessConfig
 from pyharness.models.scripted import ScriptedModel
 from pyharness.session import run_job
-from pyharness.search import DEFAULT_SCHEDULE
 from pyharness.transcript import read_transcript
 
 EVALS = Path(__file__).resolve().parents[1] / "evals"
@@ -41,7 +40,7 @@ def tree_hash(root: Path) -> str:
 
 
 def run(repo: Path, mode: str, task: str, replies: list[str], *, layers: str | None = None, max_steps: int = 8,
-        schedule: str = DEFAULT_SCHEDULE):
+        schedule: str | None = None):
     model = ScriptedModel(replies=replies)
     result = run_job(repo, mode, task, model, config=AgentConfig(max_steps=max_steps, search_schedule=schedule),
                      harness=HarnessConfig.parse_spec("on", layers), default_write_path="main.py")
@@ -259,7 +258,7 @@ def test_a_malformed_search_schedule_is_a_one_line_error(tmp_path):
                            "--search-schedule", "plain@0,guess@1"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1
     assert proc.stderr.strip() == "ph: --search-schedule: unknown framing 'guess' in the search schedule " \
-                                  "(plain, plan, repair)"
+                                  "(plain, plan, repair, line)"
 
 
 def test_add_a_model_test_that_defines_the_function_itself_is_adopted(tmp_path, demo_jobs):
@@ -281,3 +280,13 @@ def test_add_without_a_usable_test_the_loop_goes_on(tmp_path, demo_jobs):
                         max_steps=2)
     assert result.interventions["search.declined"] == 1
     assert [t["action"]["name"] for t in turns] == ["test", "read"]
+
+
+def test_fix_a_line_named_in_words_becomes_the_candidate(tmp_path, demo_jobs):
+    repo = make_repo(tmp_path / "orders", demo_jobs["fix"])
+    said = "Change `if line.quantity > BULK_THRESHOLD:` to `if line.quantity >= BULK_THRESHOLD:` and it works."
+    result, turns = run(repo, "fix", "", [said], schedule="line@0")
+    assert result.outcome == "done" and result.search["passed_by"] == "greedy", result.reason
+    assert "    if line.quantity >= BULK_THRESHOLD:\n" in (repo / "orders/pricing.py").read_text()
+    assert "Which line is wrong?" in turns[0]["new_messages"][0]["content"]
+    assert "def test_bulk_discount_applies():" in turns[0]["new_messages"][0]["content"]  # the test's own source
