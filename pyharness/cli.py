@@ -37,7 +37,8 @@ StreamOpt = Annotated[bool, typer.Option("--stream/--no-stream", help="Show the 
 SearchOpt = Annotated[
     str | None,
     typer.Option("--search-schedule", help="The search layer's candidates in order, as kind@temperature "
-                 "(kinds: plain, plan, repair, line), e.g. plain@0,plain@0.8,repair@0.5; its length caps the candidates."),
+                 "(kinds: plain, plan, repair, line), e.g. plain@0,plain@0.8,repair@0.5; its length caps the "
+                 "candidates."),
 ]
 
 
