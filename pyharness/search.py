@@ -97,7 +97,7 @@ class Search:
             if isinstance(target, AddTarget) and not target.test and not self._model_test(target):
                 self.agent._count("search.declined", "no usable test for the new code: the loop goes on")
                 return
-            before = self._before(target)
+            before = self.before = self._before(target)
             history: list[tuple[Candidate, str]] = []
             for framing in self.schedule:
                 stop = self._out_of_budget()
@@ -227,6 +227,11 @@ class Search:
         return reply
 
     def _verdict(self, target, code: str, files: dict[str, str]) -> Verdict:
+        if files and all((self.ws.root / rel).is_file() and self.ws.read_text(rel) == text
+                         for rel, text in files.items()):
+            was = self.before.verdict  # the same code: the same verdict, without running it again
+            return Verdict(False, was.passed, was.failures, was.errors,
+                           f"unchanged: the reply sends back the code as it is, which fails: {was.failure}")
         if not files:
             names = ", ".join(u.name for u in getattr(target, "units", [])) or "the suspect function"
             return Verdict(False, failure=f"the reply did not contain {names} (reply with the whole function)")

@@ -290,3 +290,14 @@ def test_fix_a_line_named_in_words_becomes_the_candidate(tmp_path, demo_jobs):
     assert "    if line.quantity >= BULK_THRESHOLD:\n" in (repo / "orders/pricing.py").read_text()
     assert "Which line is wrong?" in turns[0]["new_messages"][0]["content"]
     assert "def test_bulk_discount_applies():" in turns[0]["new_messages"][0]["content"]  # the test's own source
+
+
+def test_fix_a_reply_that_sends_the_code_back_unchanged_is_named_so(tmp_path, demo_jobs):
+    repo = make_repo(tmp_path / "orders", demo_jobs["fix"])
+    same = ("```python\ndef bulk_discount(line: OrderLine) -> float:\n"
+            '    """Bulk discount for one line: BULK_RATE of the line total when the line has\n'
+            '    at least BULK_THRESHOLD units, otherwise 0.0."""\n    if line.quantity > BULK_THRESHOLD:\n'
+            "        return round(line.total() * BULK_RATE, 2)\n    return 0.0\n```")
+    result, turns = run(repo, "fix", "", [same, BULK_RIGHT], schedule="plain@0,repair@0.5")
+    assert turns[0]["observation"].startswith("greedy: unchanged: the reply sends back the code as it is")
+    assert result.outcome == "done" and result.search["run"] == 2
