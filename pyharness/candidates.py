@@ -1,5 +1,5 @@
-"""What search asks the model for, and how a reply becomes files: the whole main.py (stdout) or the suspect
-functions (fix), requested in a plain code-only form instead of the action protocol.
+"""What search asks the model for, and how a reply becomes files: the whole main.py (stdout) or the new file and
+its test (add), requested in a plain code-only form instead of the action protocol (fix mode: suspects.py).
 
 A 1.5B model asked "complete this function, reply in one python block" does far better than the same model
 inside an action protocol (27 vs 15 of 35 HumanEval problems, FIELD-NOTES.md), so where the harness knows
@@ -8,14 +8,10 @@ what it wants it asks for exactly that and turns the code into the write or edit
 
 import ast
 import re
-import textwrap
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from pyharness.errors import ActionError
 from pyharness.harness.parse import first_fence
-from pyharness.harness.prose import prose_edit
-from pyharness.linetrace import RunTrace
 from pyharness.taskchecks import CallCheck, function_names, read_checks
 from pyharness.workspace import Workspace
 
@@ -23,8 +19,6 @@ PROGRAM_ASK = ("Write the whole Python program: it reads standard input and prin
                "Reply with the complete program in one ```python block.")
 FUNCTION_ASK = "Complete the following Python function. Reply with the whole function in one ```python block."
 PROTOCOL_PART = re.compile(r"\n*(?:Write the whole program to main\.py|The run_tests action)[\s\S]*$")
-CALLED = re.compile(r"\b([A-Za-z_]\w*)\(")
-MAX_UNITS, MAX_UNIT_LINES = 2, 60
 
 
 @dataclass
@@ -118,160 +112,6 @@ class StdoutTarget:
     def apply(self, code: str, ws: Workspace) -> dict[str, str]:
         """main.py's new content (a function task keeps only imports, definitions and assignments)."""
         return {"main.py": _definitions_only(code) if self.function else code}
-
-
-@dataclass
-class Unit:
-    """A function (or method) fix-mode candidates may rewrite: where it is and its code."""
-
-    path: str
-    name: str
-    start: int
-    end: int
-    indent: str
-    code: str
-    """Dedented source, decorators included."""
-    notes: list[str] = field(default_factory=list)
-
-
-class FixTarget:
-    """fix mode: a candidate rewrites the suspect function(s), merged by name; the whole suite decides."""
-
-    noun = "function"
-
-    def __init__(self, ws: Workspace, failing: str, error: str, traceback: str, ran: RunTrace | None):
-        self.failing, self.error, self.traceback = failing, error, traceback
-        self.units = suspects(ws, traceback, ran or RunTrace())
-        self.constants = _constants(ws, self.units)
-        self.test = test_source(ws, failing)
-        self.checks: list[CallCheck] = []
-
-    def message(self, framing: Framing, best: Attempt | None, history: list[str]) -> str:
-        """The one user message of a candidate's prompt (the same head every time, so it stays cached)."""
-        code = "\n\n".join(f"# {u.path}\n{u.code.rstrip()}" for u in self.units)
-        notes = [n for u in self.units for n in u.notes]
-        seen = ("\n\nWhile the failing test ran:\n" + "\n".join(notes)) if notes else ""
-        consts = ("\n\nConstants it uses:\n" + "\n".join(self.constants)) if self.constants else ""
-        test = f"\n\nThe test:\n```python\n{self.test.rstrip()}\n```" if self.test else ""
-        head = (f"A test fails: {self.failing}{test}\n\nIt fails with:\n{self.traceback.strip()}\n\nThe code it runs:\n"
-                f"```python\n{code}\n```{consts}{seen}\n\nThe tests are right; the code has a bug.")
-        if framing.kind == "plan":
-            return (f"{head} First say in one line which line is wrong and why, then reply with the corrected "
-                    "function(s) in one ```python block (whole functions, nothing else).")
-        if framing.kind == "line":
-            return (f"{head} Which line is wrong? Reply in one sentence that quotes the wrong line and then its "
-                    "corrected version, each in backticks: change `the wrong line` to `the corrected line`.")
-        if framing.kind == "repair" and best is not None:
-            earlier = "".join(f"\n{line}" for line in history[-3:])
-            return (f"{head}\n\nThis version was tried:\n```python\n{best.code.rstrip()}\n```\nWith it: "
-                    f"{best.failure}{earlier}\n\nFind the wrong line and reply with the corrected function(s) in one "
-                    "```python block (whole functions, nothing else).")
-        return f"{head} Find the wrong line and reply with the corrected function(s) in one ```python block " \
-               "(whole functions, nothing else)."
-
-    def extract(self, reply: str, framing: Framing, ws: Workspace) -> str | None:
-        r"""The candidate's code in a reply; for a `line` reply, the suspect function with the line it names
-        changed as it says (`change \`if n > LIMIT:\` to \`if n >= LIMIT:\``)."""
-        if framing.kind == "line":
-            said = prose_edit(reply, {u.path: ws.read_text(u.path) for u in self.units})
-            unit = next((u for u in self.units if said and u.path == said[0] and u.start <= said[1] <= u.end), None)
-            if said and unit:
-                lines = ws.read_text(unit.path).splitlines()
-                lines[said[1] - 1] = said[2]
-                return textwrap.dedent("\n".join(lines[unit.start - 1:unit.end])) + "\n"
-        return extract_code(reply)
-
-    def apply(self, code: str, ws: Workspace) -> dict[str, str]:
-        """The suspect files with each function of `code` put in place of its namesake; {} if none matched."""
-        try:
-            tree = ast.parse(code)
-        except (SyntaxError, ValueError):
-            return {}
-        lines = code.splitlines()
-        given: dict[str, str] = {}
-        for node in ast.walk(tree):
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name not in given:
-                first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-                given[node.name] = textwrap.dedent("\n".join(lines[first - 1:node.end_lineno]))
-        files: dict[str, list[str]] = {}
-        for unit in sorted(self.units, key=lambda u: -u.start):
-            short = unit.name.rsplit(".", 1)[-1]
-            if short not in given:
-                continue
-            body = files.setdefault(unit.path, ws.read_text(unit.path).splitlines())
-            body[unit.start - 1:unit.end] = textwrap.indent(given[short], unit.indent).splitlines()
-        return {path: "\n".join(body) + "\n" for path, body in files.items()}
-
-
-def test_source(ws: Workspace, node_id: str, max_lines: int = 40) -> str:
-    """The source of a failing test (`path::name` or `path::Class::name`), or '' when it cannot be found."""
-    path, _, rest = node_id.partition("::")
-    names = rest.split("[")[0].split("::")
-    try:
-        tree = ast.parse(ws.read_text(path))
-    except (OSError, SyntaxError, ValueError, ActionError):
-        return ""
-    body: list[ast.stmt] = tree.body
-    for name in names:
-        node = next((n for n in body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-                     and n.name == name), None)
-        if node is None:
-            return ""
-        body = node.body
-    source = ast.get_source_segment(ws.read_text(path), node, padded=False) or ""
-    lines = textwrap.dedent(source).splitlines()
-    return "\n".join(lines[:max_lines]) + "\n"
-
-
-def suspects(ws: Workspace, traceback: str, ran: RunTrace) -> list[Unit]:
-    """Functions of non-test files that the failing test reached: named in its traceback first, then those
-    whose lines ran in it (innermost first); at most MAX_UNITS."""
-    named = list(dict.fromkeys(CALLED.findall(traceback)))
-    found: list[tuple[tuple, Unit]] = []
-    for rel in ws.files():
-        if not rel.endswith(".py") or ws.is_test_path(rel):
-            continue
-        source = ws.read_text(rel)
-        try:
-            tree = ast.parse(source)
-        except (SyntaxError, ValueError):
-            continue
-        lines, marks, notes = source.splitlines(), ran.lines.get(rel, set()), ran.notes.get(rel, {})
-        for node, qual in _functions(tree):
-            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-            end = node.end_lineno or node.lineno
-            span = set(range(node.lineno + 1, end + 1))
-            in_tb = node.name in named
-            if not (in_tb or marks & span) or end - first > MAX_UNIT_LINES:
-                continue
-            indent = re.match(r"\s*", lines[first - 1]).group(0)
-            code = textwrap.dedent("\n".join(lines[first - 1:end]))
-            said = [f"- line `{lines[n - 1].strip()}` saw {notes[n]}" for n in sorted(span & marks) if n in notes]
-            rank = (0 if in_tb else 1, named.index(node.name) if in_tb else -len(marks & span))
-            found.append((rank, Unit(rel, qual, first, end, indent, code, said)))
-    return [unit for _, unit in sorted(found, key=lambda item: item[0])][:MAX_UNITS]
-
-
-def _functions(tree: ast.Module):
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            yield node, node.name
-        elif isinstance(node, ast.ClassDef):
-            for item in node.body:
-                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
-                    yield item, f"{node.name}.{item.name}"
-
-
-def _constants(ws: Workspace, units: list[Unit]) -> list[str]:
-    """Module-level `NAME = value` lines of the suspects' files that the suspects use."""
-    out = []
-    for path in dict.fromkeys(u.path for u in units):
-        source = ws.read_text(path)
-        used = {n.id for u in units if u.path == path for n in ast.walk(ast.parse(u.code)) if isinstance(n, ast.Name)}
-        for node in ast.parse(source).body:
-            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id in used for t in node.targets):
-                out.append(f"{path}: {ast.get_source_segment(source, node)}")
-    return out[:8]
 
 
 def _definitions_only(code: str) -> str:

@@ -88,7 +88,7 @@ class Job:
 
     def example_path(self, ws: Workspace) -> str | None:
         """A real source file for the prompt's examples: the suspect's (fix), else the repo's first source file."""
-        from pyharness.candidates import suspects
+        from pyharness.suspects import suspects
 
         found = suspects(ws, self.first_run.first_traceback, self.trace) if self.first_run and self.trace else []
         files = [rel for rel in ws.files() if rel.endswith(".py") and not ws.is_test_path(rel)]

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from actions.base import Observation
-from pyharness.candidates import (AddTarget, Attempt, FixTarget, Framing, StdoutTarget, extract_code,
-                                  parse_schedule)
+from pyharness.candidates import AddTarget, Attempt, Framing, StdoutTarget, extract_code, parse_schedule
+from pyharness.suspects import FixTarget
 from pyharness.errors import ActionError, Done, LimitsExceeded
 from pyharness.harness.lint import empty_functions
 from pyharness.models.base import ChatOptions, Reply
