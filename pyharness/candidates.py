@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from pyharness.codemerge import definitions
 from pyharness.harness.parse import first_fence
 from pyharness.taskchecks import CallCheck, function_names, read_checks
 from pyharness.workspace import Workspace
@@ -81,7 +82,15 @@ def plain_request(task: str) -> str:
     return PROTOCOL_PART.sub("", task).rstrip() + "\n\n" + PROGRAM_ASK
 
 
-class StdoutTarget:
+class Target:
+    """What every target shares: a reply's code is its first fenced block (fix mode also reads a line said in words)."""
+
+    def extract(self, reply: str, framing: Framing, ws: Workspace) -> str | None:
+        """The candidate's code in a reply."""
+        return extract_code(reply)
+
+
+class StdoutTarget(Target):
     """stdout tasks: a candidate is the whole main.py (a program, or a function for function tasks)."""
 
     def __init__(self, task: str):
@@ -104,10 +113,6 @@ class StdoutTarget:
                     f"It fails: {best.failure}{earlier}\n\nFind the mistake and reply with the corrected complete "
                     f"{self.noun} in one ```python block.")
         return head
-
-    def extract(self, reply: str, framing: Framing, ws: Workspace) -> str | None:
-        """The candidate's code in a reply."""
-        return extract_code(reply)
 
     def apply(self, code: str, ws: Workspace) -> dict[str, str]:
         """main.py's new content (a function task keeps only imports, definitions and assignments)."""
@@ -141,7 +146,7 @@ KNOWN_NAMES = {"date": "datetime", "datetime": "datetime", "timedelta": "datetim
 """Where a name an example uses (besides the new function) comes from, for the test the harness writes."""
 
 
-class AddTarget:
+class AddTarget(Target):
     """add mode, for a task that names a new file and its function: a candidate is that whole file; the test is
     the task's own examples, written by the harness (or, when the text states none it can read, by the model)."""
 
@@ -152,7 +157,7 @@ class AddTarget:
         self.module = path[:-3].replace("/", ".")
         shown = [rel for rel in dict.fromkeys(MENTIONED.findall(task)) if rel != path and (ws.root / rel).is_file()]
         homes = {**KNOWN_NAMES, **{name: rel[:-3].replace("/", ".") for rel in shown
-                                   for name in _top_level_names(ws.read_text(rel))}}
+                                   for name in definitions(ws.read_text(rel)) or {}}}
         self.checks = [c for c in read_checks(task, names, literal_args=False) if _resolved(c, names, homes)]
         stem = Path(path).stem
         self.test_path = next(p for p in (f"tests/test_{stem}.py", f"tests/test_{stem}_feature.py",
@@ -206,21 +211,9 @@ class AddTarget:
                     "```python block.")
         return f"{head} Reply with the complete file in one ```python block."
 
-    def extract(self, reply: str, framing: Framing, ws: Workspace) -> str | None:
-        """The candidate's code in a reply."""
-        return extract_code(reply)
-
     def apply(self, code: str, ws: Workspace) -> dict[str, str]:
         """The new file, and the test beside it."""
         return {self.path: code, self.test_path: self.test} if self.test else {}
-
-
-def _top_level_names(source: str) -> list[str]:
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return []
-    return [n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)]
 
 
 def _used_names(check: CallCheck) -> set[str]:

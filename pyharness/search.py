@@ -21,6 +21,7 @@ from pyharness.candidates import AddTarget, Attempt, Framing, StdoutTarget, extr
 from pyharness.suspects import FixTarget
 from pyharness.errors import ActionError, Done, LimitsExceeded
 from pyharness.harness.lint import empty_functions
+from pyharness.harness.parse import first_fence
 from pyharness.models.base import ChatOptions, Reply
 from pyharness.taskchecks import run_checks
 from pyharness.testrun import EXCEPTION_LINE as EXCEPTION
@@ -137,13 +138,8 @@ class Search:
         target.test = target.adopt_test(extract_code(reply.text) or "")
         said = f"the test for the new code: {target.test_path}" if target.test else \
             f"no usable test (it must import {target.module} and define test functions): the loop goes on"
-        self.agent.transcript.write(
-            "turn", step=self.agent.result.steps, new_messages=[{"role": "user", "content": target.test_request()}],
-            reply=reply.text, finish_reason=reply.finish_reason, stopped_early=reply.stopped_early,
-            seconds=round(reply.seconds, 3), prompt_tokens=reply.prompt_tokens, cached_tokens=reply.cached_tokens,
-            completion_tokens=reply.completion_tokens, search={"origin": "test", "framing": "test", "temperature": 0},
-            action={"name": "test", "args": {"path": target.test_path}}, interventions=[],
-            observation=said, ok=bool(target.test))
+        self._record_turn(target.test_request(), reply, {"origin": "test", "framing": "test", "temperature": 0},
+                          {"name": "test", "args": {"path": target.test_path}}, Observation(said, ok=bool(target.test)))
         return bool(target.test)
 
     def _target(self) -> StdoutTarget | FixTarget | AddTarget:
@@ -203,16 +199,21 @@ class Search:
         observation = Observation(f"{origin}: " + ("all checks pass" if candidate.verdict.green
                                                    else candidate.verdict.failure), ok=candidate.verdict.green)
         agent.emit("observation", observation=observation)
+        how = {"origin": origin, "framing": framing.kind, "temperature": framing.temperature}
+        self._record_turn(message, reply, how, {"name": "candidate", "args": {"files": sorted(candidate.files)}},
+                          observation)
+        return candidate
+
+    def _record_turn(self, message: str, reply: Reply, search: dict, action: dict, observation: Observation) -> None:
+        """One transcript record per model call, in the fields of the loop's turns (so `ph show` reads both)."""
+        agent = self.agent
         agent.transcript.write(
             "turn", step=agent.result.steps, new_messages=[{"role": "user", "content": message}], reply=reply.text,
             finish_reason=reply.finish_reason, stopped_early=reply.stopped_early, seconds=round(reply.seconds, 3),
             prompt_tokens=reply.prompt_tokens, cached_tokens=reply.cached_tokens,
-            completion_tokens=reply.completion_tokens, search={"origin": origin, "framing": framing.kind,
-                                                               "temperature": framing.temperature},
-            action={"name": "candidate", "args": {"files": sorted(candidate.files)}},
+            completion_tokens=reply.completion_tokens, search=search, action=action,
             interventions=[vars(i) for i in agent._notes], observation=observation.text, ok=observation.ok)
         agent._notes = []
-        return candidate
 
     def _ask(self, message: str, temperature: float) -> Reply:
         """One plain chat call (one user message, code back), counted in the run's and the search's tokens."""
@@ -326,6 +327,4 @@ def one_line(failure: str) -> str:
 
 def first_block_closed(text: str) -> bool:
     """True once the reply holds a closed ``` block (the code; what follows is explanation)."""
-    from pyharness.harness.parse import first_fence
-
     return first_fence(text, closed_only=True) is not None

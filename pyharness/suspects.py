@@ -7,7 +7,7 @@ import re
 import textwrap
 from dataclasses import dataclass, field
 
-from pyharness.candidates import Attempt, Framing, extract_code
+from pyharness.candidates import Attempt, Framing, Target, extract_code
 from pyharness.errors import ActionError
 from pyharness.harness.prose import prose_edit
 from pyharness.linetrace import RunTrace
@@ -32,7 +32,7 @@ class Unit:
     notes: list[str] = field(default_factory=list)
 
 
-class FixTarget:
+class FixTarget(Target):
     """fix mode: a candidate rewrites the suspect function(s), merged by name; the whole suite decides."""
 
     noun = "function"
