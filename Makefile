@@ -6,7 +6,7 @@ BIN = $(VENV)/bin
 export PIP_DISABLE_PIP_VERSION_CHECK = 1
 export PIP_PROGRESS_BAR = off
 
-.PHONY: demo test install-local install-dev pull eval eval-humaneval bench lint
+.PHONY: demo test safety install-local install-dev pull eval eval-humaneval bench lint
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,10 @@ demo: install-local pull
 
 test: install-dev pull
 	$(BIN)/python -m pytest -q
+
+# The 59 cases of ../shared/SAFETY-CASES.md (also part of `make test`); prints one line of figures.
+safety: install-dev
+	$(BIN)/python -m pytest -q tests/safety
 
 lint: install-dev
 	$(BIN)/ruff check .
