@@ -1,0 +1,63 @@
+"""Every git call ph makes, through GitPython, with the repo's own code-running settings switched off.
+
+A repo's `.git/config` can name programs git runs on its behalf (`core.fsmonitor`, hooks, pagers, GPG, diff and
+filter drivers). ph reads trees it did not write, so its own git calls override those settings on the command
+line (`git -c`, which beats any config file) and never read the system config.
+"""
+
+import os
+from pathlib import Path
+
+import git
+
+SAFE_CONFIG = {
+    "core.fsmonitor": "false",
+    "core.hooksPath": os.devnull,
+    "core.pager": "cat",
+    "commit.gpgsign": "false",
+    "tag.gpgsign": "false",
+    "core.untrackedCache": "false",
+    "diff.external": "",
+    "protocol.allow": "never",
+}
+SAFE_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "GIT_EXTERNAL_DIFF": "",
+            "GIT_OPTIONAL_LOCKS": "0"}
+AUTHOR = {"GIT_AUTHOR_NAME": "ph", "GIT_AUTHOR_EMAIL": "ph@localhost", "GIT_COMMITTER_NAME": "ph",
+          "GIT_COMMITTER_EMAIL": "ph@localhost"}
+
+
+class GitError(Exception):
+    """A git call failed (or git is missing)."""
+
+
+def run(root: Path, *args: str, timeout: float = 30.0) -> str:
+    """Run `git ARGS` in root with ph's safe settings; returns stdout or raises GitError."""
+    command = ["git"]
+    for key, value in SAFE_CONFIG.items():
+        command += ["-c", f"{key}={value}"]
+    command += list(args)
+    try:
+        return git.Git(str(root)).execute(command, env={**SAFE_ENV, **AUTHOR}, kill_after_timeout=timeout,
+                                          strip_newline_in_stdout=False, stdout_as_string=True)
+    except (git.GitCommandError, git.GitCommandNotFound, OSError) as exc:
+        raise GitError(str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__) from exc
+
+
+def listed_files(root: Path) -> list[str] | None:
+    """Tracked plus untracked, not ignored files (repo-relative), or None when root is not inside a git work tree."""
+    try:
+        out = run(root, "ls-files", "-z", "-co", "--exclude-standard", timeout=20)
+    except GitError:
+        return None
+    return [name for name in out.split("\0") if name]
+
+
+def ignored(root: Path, rels: list[str]) -> set[str]:
+    """Which of these repo-relative paths git ignores (empty when root is not a git repo)."""
+    if not rels:
+        return set()
+    try:
+        out = run(root, "check-ignore", "--no-index", "--", *rels, timeout=20)
+    except GitError:  # exit 1 means "none ignored"; not a repo also lands here
+        return set()
+    return {name for name in out.splitlines() if name}
