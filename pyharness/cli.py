@@ -357,7 +357,9 @@ def doctor() -> None:
 
 @app.command("eval")
 def eval_(
-    suite: Annotated[str, typer.Argument(help="stdout, humaneval, jobs, or a directory of task files.")],
+    suite: Annotated[
+        str, typer.Argument(help="stdout, humaneval, jobs, mutants (mutants:dev, mutants:all), or a task folder.")
+    ],
     tasks: Annotated[
         str | None, typer.Option("--tasks", help="Glob on task ids (commas for several), or @FILE listing ids.")
     ] = None,
@@ -391,6 +393,10 @@ def eval_(
         bool, typer.Option("--retry-errors", help="Run again the runs that ended in a model error.")
     ] = False,
     search_schedule: SearchOpt = None,
+    from_path: Annotated[
+        Path | None,
+        typer.Option("--from", help="mutants only: build the jobs from a local project with a tests folder."),
+    ] = None,
 ) -> None:
     """Run an eval suite: each task x model x configuration x repeat, interleaved, resumable, with a report."""
     from concurrent.futures import ThreadPoolExecutor
@@ -401,12 +407,22 @@ def eval_(
     from pyharness.evalreport import intervention_lines, progress_line, read_results, summary_table, write_reports
     from pyharness.evals import EvalPlan, Models, parse_configs, pending, plan_records, run_eval
     from pyharness.evalsuites import check_task, load_suite, select
+    from pyharness.mutants import mutant_counts
 
     console, err = Console(soft_wrap=True, highlight=False), Console(stderr=True, highlight=False, soft_wrap=True)
     folder = out
     try:
         plan_configs = parse_configs(configs)
-        loaded = load_suite(suite)
+        if from_path is not None:
+            from pyharness.evalsuites import Suite
+            from pyharness.mutants import local_jobs
+
+            if suite != "mutants":
+                raise UserError("--from goes with the mutants suite: ph eval mutants --from PATH")
+            loaded = Suite(f"mutants-{Path(from_path).resolve().name}",
+                           local_jobs(from_path, progress=lambda text: err.print(text, markup=False)))
+        else:
+            loaded = load_suite(suite)
         for problem in loaded.problems:
             err.print(f"[yellow]skipped[/yellow] {problem}")
         chosen = select(loaded.tasks, tasks)
@@ -422,6 +438,9 @@ def eval_(
                 + (f", {len(bad)} excluded" if bad else "")
             )
             chosen = [t for t in chosen if t.id not in bad]
+            if loaded.name.startswith("mutants"):
+                for line in mutant_counts(chosen):
+                    console.print(line, markup=False)
             if not model:
                 raise typer.Exit(1 if bad or loaded.problems else 0)
         if not model:

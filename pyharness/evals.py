@@ -19,6 +19,7 @@ from pyharness.evalreport import read_results, record_key
 from pyharness.evalsuites import JobTask, StdoutTask, Task, score_source
 from pyharness.harness.pipeline import HarnessConfig
 from pyharness.models.base import Model
+from pyharness.mutants import MutantJob
 from pyharness.oneshot import example_text, run_oneshot
 
 AXES = {"harness": ("on", "off"), "protocol": ("text", "tools", "oneshot")}
@@ -122,7 +123,7 @@ class EvalPlan:
     test_timeout: float = 60.0
 
     def __post_init__(self):
-        jobs = [task.id for task in self.tasks if isinstance(task, JobTask)]
+        jobs = [task.id for task in self.tasks if isinstance(task, JobTask | MutantJob)]
         if jobs and any(config.protocol == "oneshot" for config in self.configs):
             raise UserError(f"protocol=oneshot is not implemented for job tasks ({len(jobs)} in suite {self.suite}, "
                             f"e.g. {jobs[0]}): leave it out of --configs for this suite")
@@ -245,9 +246,13 @@ def run_one(plan: EvalPlan, run: RunSpec, models: Models, out: Path) -> dict:
     with tempfile.TemporaryDirectory(prefix="ph-eval-") as tmp:
         repo = Path(tmp) / "repo"
         task = run.task
+        tests = None
         if isinstance(task, StdoutTask):
             make_stdout_repo(repo, task)
             mode, message, write_path = "stdout", task_message(task), "main.py"
+        elif isinstance(task, MutantJob):
+            task.make_repo(repo)
+            mode, message, write_path, tests = "fix", task.task, None, task.tests
         else:
             from pyharness.demo import make_repo
 
@@ -257,7 +262,7 @@ def run_one(plan: EvalPlan, run: RunSpec, models: Models, out: Path) -> dict:
             if run.config.protocol == "oneshot":
                 result = run_oneshot(repo, task, models.for_run(run.model, task.id))
             else:
-                result = run_job(repo, mode, message, models.for_run(run.model, task.id),
+                result = run_job(repo, mode, message, models.for_run(run.model, task.id), tests=tests,
                                  harness=HarnessConfig.parse_spec(run.config.harness), config=plan.agent,
                                  default_write_path=write_path, test_timeout=plan.test_timeout)
         except ModelError as err:
@@ -309,6 +314,11 @@ def task_message(task: StdoutTask) -> str:
 
 
 def _score(task: Task, repo: Path, result: RunResult) -> tuple[bool, bool, str]:
+    if isinstance(task, MutantJob):
+        if result.outcome != "done":
+            return False, False, result.reason
+        ok, note = task.score(repo, task.test_hashes())
+        return ok, ok, note
     if isinstance(task, JobTask):
         from pyharness.demo import check
 

@@ -73,7 +73,8 @@ class Suite:
 
 
 def load_suite(spec: str) -> Suite:
-    """A named suite (stdout, humaneval, jobs) or a directory of task files in the stdout format."""
+    """A named suite (stdout, humaneval, jobs, mutants = its test split, mutants:dev, mutants:all) or a directory of
+    task files in the stdout format."""
     if spec == "stdout":
         return load_task_dir(evals_dir() / "stdout" / "tasks", "stdout")
     if spec == "humaneval":
@@ -82,10 +83,16 @@ def load_suite(spec: str) -> Suite:
         return humaneval_suite()
     if spec == "jobs":
         return job_suite()
+    if spec == "mutants" or spec.startswith("mutants:"):
+        from pyharness.mutants import load_jobs
+
+        split = spec.partition(":")[2] or "test"
+        return Suite("mutants" if split == "test" else f"mutants-{split}", load_jobs(split))
     folder = Path(spec).expanduser()
     if folder.is_dir():
         return load_task_dir(folder / "tasks" if (folder / "tasks").is_dir() else folder, folder.resolve().name)
-    raise UserError(f"unknown suite {spec!r}: use stdout, humaneval, jobs or a directory of task files")
+    raise UserError(f"unknown suite {spec!r}: use stdout, humaneval, jobs, mutants[:dev|:all] or a directory of task "
+                    "files")
 
 
 def load_task_dir(folder: Path, name: str) -> Suite:
@@ -261,6 +268,10 @@ def check_task(task: Task) -> TaskCheck:
     """Run the task's reference (must pass) and an empty solution (must fail)."""
     if isinstance(task, JobTask):
         return _check_job(task)
+    if not isinstance(task, StdoutTask):  # a mutant job
+        from pyharness.mutants import check
+
+        return TaskCheck(task.id, *check(task))
     if task.reference is None:
         return TaskCheck(task.id, False, "no reference solution to check")
     ref = score_source(task, task.reference)

@@ -12,6 +12,8 @@ from pyharness.models.scripted import ScriptedModel
 from pyharness.session import run_job
 from pyharness.transcript import read_transcript
 
+collect_ignore_glob = ["data/*"]  # fixture projects carry their own tests (tests/data/mutant_project)
+
 LOOP_LAYERS = ",".join(name for name in LAYERS if name != "search")
 """Every harness layer but search: the loop as it runs for ask/add/run, or with `--layers` without search."""
 
