@@ -154,3 +154,21 @@ def test_the_committed_manifest_meets_the_issue():
     assert sum(j["split"] == "test" for j in jobs) >= 60
     assert len({j["id"] for j in jobs}) == len(jobs)
     assert all(j["split"] == split_of(j["id"]) and j["failing"] for j in jobs)
+
+
+def test_eval_runs_a_mutant_job_and_scores_it_on_its_own_tests(fixture_jobs, tmp_path):
+    """ph eval mutants --from: a scripted model that sends the unmutated module back passes, scored by the
+    project's own test file (a reply that leaves the mutant fails the same score: test_make_repo_...)."""
+    job = fixture_jobs[0]
+    original = (FIXTURE / job.file).read_text()
+    replies = tmp_path / "replies"
+    replies.mkdir()
+    (replies / f"{job.id}.json").write_text(json.dumps([f"```python\n{original}```"] * 8))
+    done = subprocess.run(
+        [sys.executable, "-m", "pyharness.cli", "eval", "mutants", "--from", str(FIXTURE), "--tasks", job.id,
+         "--model", f"scripted:{replies}", "--configs", "harness=on", "--max-steps", "4",
+         "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    record = json.loads((tmp_path / "out" / "results.jsonl").read_text().splitlines()[0])
+    assert record["task"] == job.id and record["pass_strict"] is True, record
+    assert record["note"] == "tests/test_ops.py: 4 passed"
