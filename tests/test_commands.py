@@ -4,7 +4,7 @@ import json
 import subprocess
 import sys
 
-from conftest import LOOP_LAYERS
+from runkit import LOOP_LAYERS
 
 FIX_EDIT = ('Action: edit {"path": "orders/pricing.py"}\n<<<<<<< SEARCH\n    if line.quantity > BULK_THRESHOLD:\n'
             "=======\n    if line.quantity >= BULK_THRESHOLD:\n>>>>>>> REPLACE")

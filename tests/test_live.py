@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import live_pack
+from runkit import live_pack
 from pyharness.transcript import latest_runs, read_transcript
 
 pytestmark = pytest.mark.live

@@ -114,7 +114,7 @@ def test_a_body_less_write_is_continued_by_prefill_in_the_same_step(tmp_path):
     replies = ['write {"path": "main.py"}\nread {"path": "main.py"}\n', "print(input().upper())\n```"]
     model = ScriptedModel(replies=replies, prefill=True)
     from pyharness.harness.pipeline import HarnessConfig
-    from conftest import LOOP_LAYERS
+    from runkit import LOOP_LAYERS
 
     result = run_job(repo, "stdout", task_message(task), model, default_write_path="main.py",
                      harness=HarnessConfig.parse_spec("on", LOOP_LAYERS))
