@@ -63,8 +63,8 @@ def _spawner(pidfile: Path, then: str) -> str:
 @pytest.mark.case(38)
 def test_endless_test_is_stopped_at_the_configured_timeout(tree):
     spinning = tree.base / "spinning"
-    tree.write("tests/test_spin.py", f"import pathlib\n\ndef test_spin():\n    pathlib.Path({str(spinning)!r}).touch()\n"
-                                     "    while True:\n        pass\n")
+    tree.write("tests/test_spin.py", "import pathlib\n\ndef test_spin():\n"
+                                     f"    pathlib.Path({str(spinning)!r}).touch()\n    while True:\n        pass\n")
     before = tree.repo_hash()
     started = time.monotonic()
     run = run_pytest(tree.repo, timeout=5)
@@ -136,7 +136,8 @@ print("finished", flush=True)
 def test_ctrl_c_while_tests_run_ends_the_whole_tree_within_a_second(tree):
     pidfile = tree.base / "pids.txt"
     # pytest itself ignores TERM here, so only the KILL after the grace period ends it
-    tree.write("tests/test_hang.py", _spawner(pidfile, "signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(1000)"))
+    ignore_term = "signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(1000)"
+    tree.write("tests/test_hang.py", _spawner(pidfile, ignore_term))
     driver = subprocess.Popen([sys.executable, "-c", DRIVER, str(tree.repo)], cwd=tree.base,
                               env={**os.environ, "PYTHONPATH": str(WT)}, stdout=subprocess.PIPE, text=True)
     tree.track_pid(driver.pid)
