@@ -98,7 +98,7 @@ class TestRun:
         """Counts plus the first failing test's traceback (or the output's head and tail): what the model sees."""
         if self.green:
             return f"All tests passed: {self.summary()}."
-        header = {"failed": "Tests failed", "timed out": "Tests stopped", "no tests": "No tests ran"}
+        header = {"failed": "Tests failed", "timed out": "Tests stopped", "no tests": "Tests not run"}
         lines = [f"{header.get(self.outcome, 'The tests could not run')}: {self.summary()}."]
         if self.failing:
             more = f" (and {len(self.failing) - 1} more)" if len(self.failing) > 1 else ""
