@@ -136,7 +136,10 @@ def fix(
     max_seconds: SecondsOpt = 900.0,
     search_schedule: SearchOpt = None,
 ) -> None:
-    """Run the tests; if any fail, repair the code until they pass."""
+    """Run the tests; if any fail, repair the code until they pass.
+
+    Running the tests runs the repository's code (without your secret environment variables): trust the repo first.
+    """
     _job(
         "fix",
         "",

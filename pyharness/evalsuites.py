@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pyharness.errors import UserError
+from pyharness.procs import clean_env
 
 JOB_MODES = ("ask", "fix", "add", "run")
 
@@ -207,7 +208,7 @@ def run_case(source: str, case: Case, time_limit: float, cwd: Path | None = None
         program = Path(tmp) / "main.py"
         program.write_text(source + case.driver, encoding="utf-8")
         workdir = cwd or Path(tmp)
-        env = {**os.environ, "PYTHONIOENCODING": "utf-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": str(workdir)}
+        env = clean_env({"PYTHONIOENCODING": "utf-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": str(workdir)})
         proc = subprocess.Popen([sys.executable, str(program)], cwd=workdir, env=env, stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
         try:

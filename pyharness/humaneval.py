@@ -9,6 +9,7 @@ import sys
 
 from pyharness.errors import UserError
 from pyharness.evalsuites import Case, StdoutTask, Suite
+from pyharness.procs import clean_env
 
 # Runs every canonical solution once: reads [[id, source, [[call, value], ...]], ...] and prints, per problem,
 # [[repr(result), result == value], ...] or an error string.
@@ -42,7 +43,7 @@ def humaneval_suite() -> Suite:
         if calls:
             todo.append([problem["task_id"], problem["prompt"] + problem["canonical_solution"], calls, problem])
     proc = subprocess.run([sys.executable, "-c", _CANONICAL], input=json.dumps([t[:3] for t in todo]),
-                          capture_output=True, text=True, timeout=300, check=True)
+                          capture_output=True, text=True, timeout=300, check=True, env=clean_env())
     results = json.loads(proc.stdout)
     for pid, reference, calls, problem in todo:
         rows = results[pid]

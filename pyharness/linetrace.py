@@ -9,13 +9,13 @@ fact a small model needs to see an off-by-one comparison, shown without evaluati
 
 import json
 import os
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pyharness.harness.noise import QUIET_ENV
+from pyharness.procs import clean_env, run_tree
 
 TRACER = r"""
 import ast, json, os, sys
@@ -106,22 +106,15 @@ class RunTrace:
 
 
 def trace_test(root: Path, node_id: str, timeout: float = 60.0, python: str | None = None) -> RunTrace:
-    """Trace `node_id` in a subprocess (empty if tracing failed or timed out)."""
+    """Trace `node_id` in a subprocess on a scrubbed environment (empty if tracing failed or timed out)."""
     fd, out = tempfile.mkstemp(suffix=".json")
     os.close(fd)
-    env = {**os.environ, **QUIET_ENV, "PYTHONPATH": str(root)}
+    env = clean_env({**QUIET_ENV, "PYTHONPATH": str(root)})
     try:
-        subprocess.run(
-            [python or sys.executable, "-c", TRACER, str(root), out, node_id],
-            cwd=root,
-            env=env,
-            capture_output=True,
-            timeout=timeout,
-            check=False,
-            start_new_session=True,
-        )
-        data = json.loads(Path(out).read_text() or "{}")
-    except (subprocess.TimeoutExpired, OSError, json.JSONDecodeError):
+        done = run_tree([python or sys.executable, "-c", TRACER, str(root), out, node_id], cwd=root, env=env,
+                        timeout=timeout)
+        data = {} if done.timed_out else json.loads(Path(out).read_text() or "{}")
+    except (OSError, json.JSONDecodeError):
         return RunTrace()
     finally:
         Path(out).unlink(missing_ok=True)

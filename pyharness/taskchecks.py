@@ -13,6 +13,8 @@ import sys
 import tempfile
 from dataclasses import dataclass
 
+from pyharness.procs import clean_env
+
 ARROW = re.compile(r"\s*(?:==>|==|=>|->|→|➞|=(?!=)|should return|should be|returns|return|gives|is)\s*",
                    re.IGNORECASE)
 FOR_ARGS = re.compile(r"\bfor (.+?),? the (?:result|output|answer) (?:should be|is|will be)\s*(.+)$", re.IGNORECASE)
@@ -174,7 +176,7 @@ def run_checks(source: str, checks: list[CallCheck], timeout: float = 10.0) -> C
         try:
             proc = subprocess.run([sys.executable, "-c", RUNNER], input=json.dumps([source, [
                 [c.call, c.expected] for c in checks]]), capture_output=True, text=True, timeout=timeout, cwd=tmp,
-                start_new_session=True)
+                start_new_session=True, env=clean_env())
             rows = json.loads(proc.stdout.strip().splitlines()[-1]) if proc.stdout.strip() else []
         except subprocess.TimeoutExpired:
             return CheckResult(0, len(checks), f"the task's examples did not finish within {timeout:g} s")

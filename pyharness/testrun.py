@@ -1,20 +1,31 @@
-"""Run pytest in a sandboxed subprocess and reduce its log to counts plus one traceback."""
+"""Run pytest in its own session on a scrubbed environment and reduce its log to counts plus one traceback.
+
+Running the tests runs the repository's code: `ph` only does it in the repo it was pointed at, with
+credential-like environment variables removed (`procs.clean_env`), under a time limit, and it ends the
+whole process tree afterwards. The output goes to a capped log file on disk; the model sees a short part.
+"""
 
 import os
 import re
-import signal
-import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pyharness.harness.noise import PYTEST_QUIET_ARGS, QUIET_ENV, normalise, truncate
+from pyharness.procs import CappedLog, clean_env, run_tree
 
-SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
 COUNT = re.compile(r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed|deselected)")
+# pytest's last summary line, after normalise: '1 failed, 2 passed in <T>s', '=== no tests ran in <T>s ==='
+SUMMARY = re.compile(r"^=*[ ]?((?:\d+ [a-z]+(?:, )?)+|no tests ran) in <T>s.*?[ =]*$", re.MULTILINE)
 NODE_LINE = re.compile(r"^(FAILED|ERROR) (\S+?)(?: - .*)?$", re.MULTILINE)
 SECTION = re.compile(r"^_{3,} (.+?) _{3,}$", re.MULTILINE)
-OUTPUT_CAP = 400_000
+KEPT_LOGS = 20
+"""How many test logs stay on disk (the newest)."""
+
+OUTCOMES = {0: "passed", 1: "failed", 2: "interrupted", 3: "internal error", 4: "usage error", 5: "no tests",
+            6: "too many warnings"}
+"""pytest's exit codes (pytest.ExitCode) as outcomes; a timeout or a signal is an outcome of its own."""
 
 
 EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning)\b")
@@ -31,20 +42,51 @@ class TestRun:
     first_traceback: str = ""
     output: str = ""
     timed_out: bool = False
+    timeout: float = 0.0
+    """The time limit the run had (seconds)."""
+    summary_line: str = ""
+    """pytest's final summary line ('1 failed, 2 passed in <T>s'), '' if it printed none."""
+    log_path: Path | None = None
+    """The capped log of the whole output on disk."""
+    omitted_lines: int = 0
+    """Lines of output left out of the log (and of `output`) by the cap."""
 
     @property
     def green(self) -> bool:
         """True when tests ran and none failed (pytest exit 5, no tests, is not green)."""
         return self.exit_code == 0 and not self.timed_out
 
+    @property
+    def outcome(self) -> str:
+        """passed, failed, interrupted, internal error, usage error, no tests, too many warnings, timed out, killed."""
+        if self.timed_out:
+            return "timed out"
+        if self.exit_code < 0:
+            return "killed"
+        return OUTCOMES.get(self.exit_code, "error")
+
     def summary(self) -> str:
         """One line: counts or what went wrong."""
-        if self.timed_out:
-            return "the test run timed out (is there an endless loop?)"
-        if self.exit_code == 5:
-            return "no tests ran (pytest found no tests)"
-        parts = [f"{n} {k}" for k, n in self.counts.items() if n]
-        return ", ".join(parts) or f"pytest exited with code {self.exit_code}"
+        counts = ", ".join(f"{n} {k}" for k, n in self.counts.items() if n)
+        more = f" ({counts})" if counts else ""
+        match self.outcome:
+            case "timed out":
+                return f"tests timed out after {self.timeout:g} s (is there an endless loop?)"
+            case "no tests":
+                return "no tests ran (pytest collected no tests)"
+            case "passed" | "failed":
+                return counts or f"pytest exited with code {self.exit_code}"
+            case "interrupted":
+                return f"pytest was interrupted (exit 2: a collection error or a KeyboardInterrupt){more}"
+            case "internal error":
+                return f"pytest hit an internal error (exit 3, often a broken plugin or conftest hook){more}"
+            case "usage error":
+                return "pytest could not start (exit 4: a usage error or a conftest.py that fails to import)"
+            case "too many warnings":
+                return f"the tests pass but pytest's maximum number of warnings was exceeded (exit 6){more}"
+            case "killed":
+                return f"pytest was killed by signal {-self.exit_code}{more}"
+        return f"pytest exited with code {self.exit_code}{more}"
 
     def error_line(self) -> str:
         """The failure's last `E` line (the exception or the assertion), or '' for a green run."""
@@ -52,54 +94,79 @@ class TestRun:
         raised = [ln for ln in lines if EXCEPTION_LINE.match(ln) and not ln.startswith("AssertionError")]
         return (raised or [ln for ln in lines if ln] or [""])[-1 if raised else 0]
 
-    def observation(self, max_chars: int = 2500) -> str:
-        """Counts plus the first failing test's traceback, compacted: what the model sees."""
+    def observation(self, max_chars: int = 2500, max_lines: int = 256) -> str:
+        """Counts plus the first failing test's traceback (or the output's head and tail): what the model sees."""
         if self.green:
             return f"All tests passed: {self.summary()}."
-        lines = [f"Tests failed: {self.summary()}."]
+        header = {"failed": "Tests failed", "timed out": "Tests stopped", "no tests": "Tests not run"}
+        lines = [f"{header.get(self.outcome, 'The tests could not run')}: {self.summary()}."]
         if self.failing:
             more = f" (and {len(self.failing) - 1} more)" if len(self.failing) > 1 else ""
             lines.append(f"First failing test: {self.failing[0]}{more}")
-        if self.first_traceback:
-            lines.append(truncate(self.first_traceback, max_chars))
-        elif self.output and not self.timed_out:
-            lines.append(truncate(self.output, max_chars))
+        body = self.first_traceback or self.output
+        if body:
+            lines.append(_head_tail(body, max_chars, max_lines))
+        if self.summary_line and self.summary_line not in lines[-1]:
+            lines.append(self.summary_line)
+        if self.omitted_lines and self.log_path:
+            lines.append(f"(the output was long: {self.omitted_lines} lines left out; full log: {self.log_path})")
         return "\n".join(lines)
 
 
 def run_pytest(root: Path, targets: list[str] | None = None, *, timeout: float = 60.0,
                python: str | None = None) -> TestRun:
-    """Run pytest on `targets` (default: the whole suite) inside `root` in a new process session."""
+    """Run pytest on `targets` (default: the whole suite) inside `root`; the process tree is ended afterwards."""
     cmd = [python or sys.executable, "-m", "pytest", *PYTEST_QUIET_ARGS, "--tb=short", "-rfE", *(targets or [])]
-    env = {k: v for k, v in os.environ.items() if not SECRET_NAME.search(k)}
-    env.update(QUIET_ENV)
-    env["PYTHONPATH"] = str(root) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            stdin=subprocess.DEVNULL, start_new_session=True)
+    pythonpath = str(root) + (os.pathsep + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH") else "")
+    env = clean_env({**QUIET_ENV, "PYTHONPATH": pythonpath})
+    log = CappedLog(_log_path())
     try:
-        raw, _ = proc.communicate(timeout=timeout)
-        timed_out = False
-    except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        raw, _ = proc.communicate()
-        timed_out = True
-    except BaseException:
-        _kill_group(proc)
-        proc.wait()
-        raise
-    text = normalise(raw[:OUTPUT_CAP].decode("utf-8", errors="replace"), root=str(root) + "/")
-    return parse_pytest_output(text, proc.returncode if not timed_out else -1, timed_out)
+        done = run_tree(cmd, cwd=root, env=env, timeout=timeout, sink=log.write)
+    finally:
+        raw = log.close()
+    text = normalise(raw.decode("utf-8", errors="replace"), root=str(root) + "/")
+    run = parse_pytest_output(text, done.returncode, done.timed_out)
+    run.timeout, run.log_path, run.omitted_lines = timeout, log.path, log.omitted_lines
+    return run
+
+
+def _log_path() -> Path:
+    """A new private log file in ph's per-user log directory (the oldest logs beyond KEPT_LOGS are removed)."""
+    folder = Path(tempfile.gettempdir()) / f"ph-test-logs-{os.getuid()}"
+    try:
+        folder.mkdir(mode=0o700, exist_ok=True)
+        st = folder.lstat()
+        if not folder.is_dir() or folder.is_symlink() or st.st_uid != os.getuid() or st.st_mode & 0o077:
+            raise PermissionError(f"{folder} is not ph's own private directory")
+        for old in sorted(folder.glob("pytest-*.log"), key=lambda p: p.stat().st_mtime)[:-KEPT_LOGS]:
+            old.unlink(missing_ok=True)
+    except OSError:
+        folder = Path(tempfile.mkdtemp(prefix="ph-test-logs-"))
+    fd, name = tempfile.mkstemp(prefix="pytest-", suffix=".log", dir=folder)
+    os.close(fd)
+    return Path(name)
+
+
+def _head_tail(text: str, max_chars: int, max_lines: int) -> str:
+    """At most `max_lines` lines and `max_chars` characters: the head and the tail, with an omitted-lines marker."""
+    lines = text.splitlines(keepends=True)
+    if len(lines) > max_lines:
+        head = max_lines // 3
+        tail = max_lines - head - 1
+        text = "".join([*lines[:head], f"... [{len(lines) - head - tail} lines omitted] ...\n", *lines[-tail:]])
+    return truncate(text, max_chars)
 
 
 def parse_pytest_output(text: str, exit_code: int, timed_out: bool = False) -> TestRun:
     """Build a TestRun from pytest's `-q --tb=short -rfE` output."""
     counts: dict[str, int] = {}
-    tail = text.strip().splitlines()[-1] if text.strip() else ""
-    for n, kind in COUNT.findall(tail):
+    found = list(SUMMARY.finditer(text))
+    summary_line = found[-1].group(0).strip() if found else ""
+    for n, kind in COUNT.findall(found[-1].group(1) if found else ""):
         counts["errors" if kind.startswith("error") else kind] = int(n)
     failing = list(dict.fromkeys(m.group(2) for m in NODE_LINE.finditer(text)))
     return TestRun(exit_code=exit_code, counts=counts, failing=failing, first_traceback=_first_section(text),
-                   output=text, timed_out=timed_out)
+                   output=text, timed_out=timed_out, summary_line=summary_line)
 
 
 def _first_section(text: str) -> str:
@@ -113,9 +180,3 @@ def _first_section(text: str) -> str:
         end = text.rfind("\n", 0, summary) + 1 or summary
     return text[start:end].strip()
 
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
