@@ -157,7 +157,7 @@ def _checked_target(root: Path, rel: str) -> Path:
 
 def _atomic_bytes(path: Path, data: bytes, mode: int | None) -> None:
     """Write data to path by temp file + fsync + rename, with the given mode bits."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".ph.tmp")
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
