@@ -3,6 +3,7 @@
 The state dir is `$PH_STATE_DIR` (else the user state dir) plus `repos/<sha256 of the repo's real path>`. Nothing
 inside the repo points at it, so neither the model (its writes are confined to the repo) nor a repo someone ships
 can plant or change what is kept there (the undo journal, the lock).
+The state of repos that no longer exist is pruned whenever a new repo's state dir is made.
 
 The lock is an `flock` on `lock` in that dir, held for the whole run. The kernel drops it when its process ends, so
 a lock left by a killed run (its file still naming a dead pid) is taken over by the next run, and two runs racing
@@ -13,6 +14,7 @@ import fcntl
 import hashlib
 import json
 import os
+import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -35,8 +37,22 @@ def repo_state_dir(root: Path) -> Path:
     if os.path.commonpath([real, base]) == real:
         raise UserError(f"ph's state dir {base} is inside the repo {real}; set PH_STATE_DIR to a directory outside it")
     path = base / "repos" / hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:32]
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if not path.is_dir():
+        path.mkdir(parents=True, exist_ok=True, mode=0o700)
+        (path / "repo").write_text(real, encoding="utf-8", errors="surrogateescape")
+        _prune(path.parent)
     return path
+
+
+def _prune(repos: Path) -> None:
+    """Drop the state of repos that no longer exist (eval and demo runs leave one temp repo each)."""
+    for folder in repos.iterdir():
+        try:
+            gone = not os.path.isdir((folder / "repo").read_text(encoding="utf-8", errors="surrogateescape"))
+            if gone:
+                shutil.rmtree(folder)
+        except OSError:  # no repo file yet (being made), or another ph pruned it first: leave it
+            continue
 
 
 class RepoLock:

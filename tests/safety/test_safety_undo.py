@@ -357,3 +357,18 @@ def test_the_journal_lives_outside_the_repo(tree, state_dir):
     assert state_dir in log.parents and tree.repo not in log.parents
     assert journal_dir(tree.repo).stat().st_mode & 0o777 == 0o700 and log.stat().st_mode & 0o777 == 0o600
     assert not (tree.repo / ".ph" / "undo").exists()
+
+
+def test_state_of_repos_that_are_gone_is_pruned_and_a_state_dir_inside_the_repo_is_refused(tree, monkeypatch):
+    from pyharness.lock import repo_state_dir
+
+    kept, gone = tree.base / "kept", tree.base / "gone"
+    kept.mkdir()
+    gone.mkdir()
+    kept_state, gone_state = repo_state_dir(kept), repo_state_dir(gone)
+    gone.rmdir()
+    repo_state_dir(tree.repo)
+    assert kept_state.is_dir() and not gone_state.exists()
+    monkeypatch.setenv("PH_STATE_DIR", str(tree.repo / "state"))
+    with pytest.raises(UserError, match="inside the repo"):
+        repo_state_dir(tree.repo)
