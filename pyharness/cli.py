@@ -273,14 +273,17 @@ def model_pull(pack: Annotated[str, typer.Argument(help="Pack name.")] = "qwen2.
 
 
 @app.command()
-def undo(repo: RepoOpt = Path(".")) -> None:
+def undo(
+    repo: RepoOpt = Path("."),
+    force: Annotated[bool, typer.Option("--force", help="Undo even files changed since the run.")] = False,
+) -> None:
     """Put back the files the last run changed, exactly as they were before it."""
     from pyharness.errors import UserError
     from pyharness.session import check_repo
     from pyharness.undo import undo_last
 
     try:
-        for line in undo_last(check_repo(repo)):
+        for line in undo_last(check_repo(repo), force=force):
             typer.echo(line)
     except UserError as err:
         _fail(str(err))

@@ -2,7 +2,6 @@
 
 import json
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -10,6 +9,7 @@ from importlib.resources import files
 from pathlib import Path
 
 from pyharness.agent import AgentConfig, RunResult
+from pyharness.gitops import snapshot_repo
 from pyharness.harness.pipeline import HarnessConfig
 from pyharness.models.base import Model
 from pyharness.session import run_job
@@ -41,9 +41,7 @@ def make_repo(dest: Path, job: dict, root: Path | None = None, source: Path | No
     """A git-initialised copy of the job's repo (default demo/orders) with the job's seed applied."""
     source = source or (root or demo_root()) / "orders"
     shutil.copytree(source, dest, ignore=shutil.ignore_patterns(*SKIP_DIRS))
-    _git(dest, "init", "-q")
-    _git(dest, "add", "-A")
-    _git(dest, "-c", "user.name=ph demo", "-c", "user.email=demo@localhost", "commit", "-q", "-m", "demo: clean")
+    snapshot_repo(dest, "demo: clean")
     for patch in job.get("seed", []):
         apply_patch(dest, patch)
     return dest
@@ -103,7 +101,3 @@ def run_demo(model: Model, *, harness: HarnessConfig | None = None, config: Agen
         if keep is None:
             shutil.rmtree(base, ignore_errors=True)
     return outcomes
-
-
-def _git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, timeout=30)

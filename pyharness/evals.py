@@ -3,7 +3,6 @@
 import json
 import re
 import shutil
-import subprocess
 import tempfile
 import threading
 import time
@@ -17,6 +16,7 @@ from pyharness.agent import AgentConfig, RunResult
 from pyharness.errors import ModelError, UserError
 from pyharness.evalreport import read_results, record_key
 from pyharness.evalsuites import JobTask, StdoutTask, Task, score_source
+from pyharness.gitops import snapshot_repo
 from pyharness.harness.pipeline import HarnessConfig
 from pyharness.models.base import Model
 from pyharness.mutants import MutantJob
@@ -287,9 +287,7 @@ def make_stdout_repo(repo: Path, task: StdoutTask) -> Path:
     (repo / "tests" / "test_example.py").write_text(EXAMPLE_TEST.format(
         stdin=task.example.stdin, stdout=task.example.stdout, driver=task.example.driver,
         time_limit=task.time_limit), encoding="utf-8")
-    for args in (["init", "-q"], ["add", "-A"],
-                 ["-c", "user.name=ph eval", "-c", "user.email=eval@localhost", "commit", "-q", "-m", "eval task"]):
-        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, timeout=30)
+    snapshot_repo(repo, "eval task")
     return repo
 
 

@@ -6,6 +6,7 @@ line (`git -c`, which beats any config file) and never read the system config.
 """
 
 import os
+import stat
 from pathlib import Path
 
 import git
@@ -61,3 +62,46 @@ def ignored(root: Path, rels: list[str]) -> set[str]:
     except GitError:  # exit 1 means "none ignored"; not a repo also lands here
         return set()
     return {name for name in out.splitlines() if name}
+
+
+def snapshot_repo(root: Path, message: str) -> None:
+    """Make root a new git repo holding one commit of everything in it: no template hooks, no hooks, no signing,
+    author and committer `ph <ph@localhost>` (for the demo's and evals' own repos, never the user's)."""
+    run(root, "init", "-q", "--template=")
+    run(root, "add", "-A")
+    run(root, "commit", "-q", "--no-verify", "--no-gpg-sign", "-m", message)
+
+
+def exclude(root: Path, pattern: str) -> bool:
+    """Add pattern to the repo's `.git/info/exclude` (once); False when root is not in a plain git work tree.
+
+    Only a real `.git` directory at the top of the work tree is touched, never through a symlink (a repo's
+    `.git/info/exclude` may be a link to a file elsewhere); worktrees and submodules (`.git` is a file) are skipped.
+    """
+    try:
+        top = Path(run(root, "rev-parse", "--show-toplevel", timeout=10).strip())
+    except GitError:
+        return False
+    info = top / ".git" / "info"
+    if not _real_dir(top / ".git") or (os.path.lexists(info) and not _real_dir(info)):
+        return False
+    info.mkdir(exist_ok=True)
+    target = info / "exclude"
+    try:
+        fd = os.open(target, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except OSError:
+        return False
+    with os.fdopen(fd, "r+b") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            return False
+        text = f.read().decode("utf-8", "replace")
+        if pattern not in text.splitlines():
+            f.write(("" if not text or text.endswith("\n") else "\n").encode() + pattern.encode() + b"\n")
+    return True
+
+
+def _real_dir(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False

@@ -10,6 +10,7 @@ from pyharness.errors import UserError
 from pyharness.harness.pipeline import HarnessConfig
 from pyharness.harness.rank import choose
 from pyharness.jobs import MODE_ACTIONS, Job
+from pyharness.lock import RepoLock
 from pyharness.models.base import Model
 from pyharness.workspace import Workspace
 
@@ -47,4 +48,5 @@ def run_job(repo: Path, mode: str, task: str, model: Model, *, tests: list[str] 
     harness = harness or HarnessConfig()
     agent = Agent(model, job, ctx, offered(job, harness), config=config, harness=harness,
                   emit=emit or (lambda kind, **d: None), default_write_path=default_write_path, escalate=escalate)
-    return agent.run()
+    with RepoLock(ws.root):  # one run per repo; the kernel drops the lock if this process is killed
+        return agent.run()

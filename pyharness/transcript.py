@@ -1,9 +1,41 @@
-"""Every run is written to a JSONL transcript under `.ph/runs/` in the target repo."""
+"""Every run is written to a JSONL transcript under `.ph/runs/` in the target repo.
+
+Transcripts are private: secrets are redacted before a record reaches disk (`redact.py`), files are created 0600 in
+0700 directories, never through a symlink (a repo that ships `.ph` as a link out of the tree is refused), and in a
+git repo `.ph/` is added to `.git/info/exclude` so a transcript is never committed by accident.
+"""
 
 import json
+import os
+import stat
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+
+from pyharness.errors import UserError
+from pyharness.redact import redact_data
+
+
+def runs_dir(repo: Path, *, create: bool = False) -> Path:
+    """REPO/.ph/runs, made (0700) on request; a UserError if .ph or runs is anything but a real directory."""
+    path = Path(repo)
+    for name in (".ph", "runs"):
+        path = path / name
+        if create:
+            try:
+                path.mkdir(mode=0o700)
+            except FileExistsError:
+                pass
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            if create:
+                raise
+            return path
+        if not stat.S_ISDIR(st.st_mode):
+            raise UserError(f"{path} is not a directory (a symlink?); ph keeps its transcripts there and will not "
+                            "follow it out of the repo: remove it")
+    return path
 
 
 class Transcript:
@@ -11,15 +43,21 @@ class Transcript:
 
     def __init__(self, repo: Path, mode: str):
         stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S-%f")
-        self.path = Path(repo) / ".ph" / "runs" / f"{stamp}-{mode}.jsonl"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = runs_dir(repo, create=True) / f"{stamp}-{mode}.jsonl"
+        from pyharness.gitops import exclude
+
+        exclude(Path(repo), ".ph/")
         self._started = time.monotonic()
 
     def write(self, event: str, **data) -> None:
-        """Append one record; flushed at once so a crash keeps what happened so far."""
+        """Append one record, secrets redacted; flushed at once so a crash keeps what happened so far."""
         record = {"event": event, "t": round(time.monotonic() - self._started, 3), **data}
-        with self.path.open("a", encoding="utf-8") as f:
-            f.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+        record = redact_data(json.loads(json.dumps(record, ensure_ascii=False, default=str)))
+        line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        with os.fdopen(fd, "ab") as f:
+            os.fchmod(f.fileno(), 0o600)
+            f.write(line)
 
 
 def read_transcript(path: Path) -> list[dict]:
@@ -28,6 +66,9 @@ def read_transcript(path: Path) -> list[dict]:
 
 
 def latest_runs(repo: Path, limit: int = 20) -> list[Path]:
-    """The newest transcripts of a repo, newest first."""
-    runs = sorted((Path(repo) / ".ph" / "runs").glob("*.jsonl"), reverse=True)
+    """The newest transcripts of a repo, newest first (never through a symlink)."""
+    folder = runs_dir(repo)
+    if not folder.is_dir():
+        return []
+    runs = sorted((p for p in folder.glob("*.jsonl") if not p.is_symlink()), reverse=True)
     return runs[:limit]

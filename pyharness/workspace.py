@@ -167,7 +167,7 @@ class Workspace:
             if old.endswith("\n") and not content.endswith("\n"):
                 content += "\n"
         if self.undo is not None:
-            self.undo.save(rel, real.read_bytes() if real.exists() else None)
+            self.undo.save(rel, real.read_bytes() if real.exists() else None, content.encode("utf-8"))
         _atomic_write(real, content)
         self.changed[rel] = self.changed.get(rel, 0) + delta
         return rel, old

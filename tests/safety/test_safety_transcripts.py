@@ -1,0 +1,119 @@
+"""Transcripts (case 58): secrets redacted, files 0600, never written or read through a .ph link, .ph/ git-excluded."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from pyharness.errors import UserError
+from pyharness.gitops import run as git
+from pyharness.models.scripted import ScriptedModel
+from pyharness.redact import redact
+from pyharness.session import run_job
+
+AWS = "AKIA" + "IOSFODNN7EXAMPLE"
+GITHUB = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+KEY = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7bq9secretkeymaterial\nAbCdEf==\n-----END RSA PRIVATE KEY-----"
+URL_PASSWORD = "s3cr3t-pw"
+URL = f"https://deploy:{URL_PASSWORD}@git.example.com/org/repo.git"
+SECRETS = (AWS, GITHUB, "secretkeymaterial", URL_PASSWORD)
+SETTINGS = f'AWS_KEY = "{AWS}"\nTOKEN = "{GITHUB}"\nREMOTE = "{URL}"\nPEM = """{KEY}"""\n'
+
+
+@pytest.fixture(autouse=True)
+def state_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("PH_STATE_DIR", str(tmp_path / "state"))
+
+
+def ask(repo, replies):
+    return run_job(repo, "ask", "what does settings.py hold?", ScriptedModel(replies=replies))
+
+
+@pytest.mark.case(58)
+def test_secrets_read_and_echoed_by_the_model_are_redacted_in_the_transcript(tree):
+    tree.write("settings.py", SETTINGS)
+    replies = ['Action: read {"path": "settings.py"}',
+               f'Thought: the key is {AWS} and the token {GITHUB}\n'
+               f'Action: answer {{"text": "settings.py:1 holds {AWS}; the remote is {URL}"}}']
+    result = ask(tree.repo, replies)
+    assert result.outcome == "done", result.reason
+    text = open(result.transcript, encoding="utf-8").read()
+    for secret in SECRETS:
+        assert secret not in text
+    for marker in ("[redacted AWS key]", "[redacted GitHub token]", "[redacted private key]",
+                   "https://deploy:[redacted]@git.example.com"):
+        assert marker in text
+    for line in text.splitlines():
+        json.loads(line)  # redaction kept every record valid JSON
+
+
+@pytest.mark.case(58)
+def test_transcripts_are_private_files(tree):
+    tree.write("a.py", "A = 1\n")
+    result = ask(tree.repo, ['Action: read {"path": "a.py"}', 'Action: answer {"text": "a.py:1 sets A"}'])
+    path = tree.repo / ".ph" / "runs"
+    assert (tree.repo / ".ph").stat().st_mode & 0o777 == 0o700 and path.stat().st_mode & 0o777 == 0o700
+    assert result.transcript.startswith(str(path))
+    assert (path / result.transcript.split("/")[-1]).stat().st_mode & 0o777 == 0o600
+
+
+@pytest.mark.case(58)
+def test_ph_dir_is_added_to_git_info_exclude_once(tree):
+    tree.write("a.py", "A = 1\n")
+    tree.git_init()
+    for _ in range(2):
+        ask(tree.repo, ['Action: read {"path": "a.py"}', 'Action: answer {"text": "a.py:1 sets A"}'])
+    lines = (tree.repo / ".git" / "info" / "exclude").read_text().splitlines()
+    assert lines.count(".ph/") == 1
+    assert git(tree.repo, "status", "--porcelain").strip() == ""  # the transcripts never show up as untracked
+
+
+@pytest.mark.case(58)
+def test_an_exclude_file_linked_out_of_the_repo_is_not_followed(tree):
+    tree.write("a.py", "A = 1\n")
+    tree.git_init()
+    target = tree.outside_file("exclude-target.txt", "outside file\n")
+    exclude = tree.repo / ".git" / "info" / "exclude"
+    exclude.unlink(missing_ok=True)
+    exclude.symlink_to(target)
+    result = ask(tree.repo, ['Action: read {"path": "a.py"}', 'Action: answer {"text": "a.py:1 sets A"}'])
+    assert result.outcome == "done"  # the run went on; the fixture checks outside/ is byte-identical
+    assert exclude.is_symlink()
+
+
+@pytest.mark.case(58)
+def test_a_ph_dir_shipped_as_a_link_out_of_the_repo_is_refused(tree):
+    tree.write("a.py", "A = 1\n")
+    (tree.outside / "runs").mkdir()
+    tree.outside_file("runs/20990101-000000-000000-ask.jsonl", '{"event": "start", "task": "x"}\n')
+    (tree.repo / ".ph").symlink_to("../outside")
+    before = tree.repo_hash()
+    with pytest.raises(UserError, match=r"\.ph is not a directory \(a symlink\?\)"):
+        ask(tree.repo, ['Action: answer {"text": "a.py:1"}'])
+    assert tree.repo_hash() == before
+    shown = subprocess.run([sys.executable, "-m", "pyharness.cli", "log", "--repo", str(tree.repo)],
+                           capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 1 and "is not a directory" in shown.stderr and "Traceback" not in shown.stderr
+    tree.seen(shown.stdout, shown.stderr)
+
+
+@pytest.mark.case(58)
+@pytest.mark.parametrize("text,secret", [
+    (f"aws_access_key_id={AWS}", AWS),
+    (f"export GH_TOKEN={GITHUB}", GITHUB),
+    ("github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz", "abcdefghijklmnopqrstuvwxyz"),
+    (KEY, "secretkeymaterial"),
+    ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n(cut off)", "b3BlbnNzaC1rZXktdjEAAAAA"),
+    (f"git clone {URL}", URL_PASSWORD),
+    ("postgres://app:hunter2@db:5432/x", "hunter2"),
+])
+def test_each_kind_of_secret_is_redacted(text, secret):
+    assert secret not in redact(text)
+
+
+@pytest.mark.case(58)
+def test_ordinary_text_is_left_alone():
+    text = ("def total(items):\n    return sum(i.price for i in items)  # see https://example.com/docs#sum\n"
+            "git@github.com:org/repo.git  AKIA_PREFIX = 'AKIA'  ghp_short  task-list  user@example.com\n")
+    assert redact(text) == text
