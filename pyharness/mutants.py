@@ -96,9 +96,7 @@ class MutantJob:
             raise UserError(f"{self.id}: its project tree is not loaded")
         shutil.copytree(self.root, repo, symlinks=True, ignore=shutil.ignore_patterns("__pycache__", ".git"))
         apply(repo, self)
-        gitops.run(repo, "init", "-q")
-        gitops.run(repo, "add", "-A")
-        gitops.run(repo, "commit", "-q", "--no-verify", "-m", f"mutant {self.id}")
+        gitops.snapshot_repo(repo, f"mutant {self.id}")
         return repo
 
     def test_hashes(self) -> dict[str, str]:

@@ -16,6 +16,12 @@ collect_ignore_glob = ["data/*"]  # fixture projects carry their own tests (test
 
 
 
+@pytest.fixture(autouse=True)
+def _state_dir(tmp_path_factory, monkeypatch):
+    """ph's per-repo state (undo journal, lock) goes to a temp folder, never the user's state dir."""
+    monkeypatch.setenv("PH_STATE_DIR", str(tmp_path_factory.mktemp("ph-state")))
+
+
 @pytest.fixture
 def demo_jobs() -> dict[str, dict]:
     return {job["name"]: job for job in load_jobs()}
