@@ -76,17 +76,19 @@ class TestGuard:
     @classmethod
     def start(cls, ws: Workspace, *, python: str | None = None) -> "TestGuard":
         """Ask pytest for its test files, protect them in the workspace, and hash every protected file."""
+        before = {rel: _hash(ws.root / rel) for rel in _walk(ws.root)}  # collecting runs repo code: hash first
         ws.test_files = collected_files(ws.root, python=python)
         guard = cls(root=ws.root)
-        guard.hashes = {rel: _hash(ws.root / rel) for rel in protected_files(ws)}
+        guard.hashes = {rel: before.get(rel, "") for rel in protected_files(ws)}
         return guard
 
     def verify(self, ws: Workspace) -> str | None:
         """None when every protected file is as it was; else one line naming what changed, appeared or went."""
         now = {rel: _hash(ws.root / rel) for rel in protected_files(ws) | set(self.hashes)}
-        changed = sorted(rel for rel, h in now.items() if rel in self.hashes and h != self.hashes[rel] and h)
-        removed = sorted(rel for rel, h in now.items() if rel in self.hashes and not h)
-        added = sorted(rel for rel, h in now.items() if rel not in self.hashes and h)
+        moved = {rel: (self.hashes.get(rel, ""), h) for rel, h in sorted(now.items()) if self.hashes.get(rel, "") != h}
+        changed = [rel for rel, (old, new) in moved.items() if old and new]
+        removed = [rel for rel, (old, new) in moved.items() if not new]
+        added = [rel for rel, (old, new) in moved.items() if not old]
         parts = [f"{what}: {', '.join(names)}" for what, names in
                  (("changed", changed), ("removed", removed), ("added", added)) if names]
         if not parts:
@@ -96,13 +98,15 @@ class TestGuard:
 
 def protected_files(ws: Workspace) -> set[str]:
     """Every file fix mode protects that exists now: pytest's test files, conftest.py, start-up config, *.pth."""
-    found = set(ws.test_files)
-    for dirpath, dirnames, filenames in os.walk(ws.root):
-        dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS and d not in (".ph",)]
-        for name in filenames:
-            rel = (Path(dirpath) / name).relative_to(ws.root).as_posix()
-            if ws.is_test_path(rel):
-                found.add(rel)
+    return set(ws.test_files) | {rel for rel in _walk(ws.root) if ws.is_test_path(rel)}
+
+
+def _walk(root: Path) -> list[str]:
+    """Every file under root (repo-relative), links not followed, build and environment folders skipped."""
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS]
+        found += [(Path(dirpath) / name).relative_to(root).as_posix() for name in filenames]
     return found
 
 
