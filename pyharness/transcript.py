@@ -18,7 +18,7 @@ class Transcript:
     def write(self, event: str, **data) -> None:
         """Append one record; flushed at once so a crash keeps what happened so far."""
         record = {"event": event, "t": round(time.monotonic() - self._started, 3), **data}
-        with self.path.open("a", encoding="utf-8") as f:
+        with self.path.open("a", encoding="utf-8", errors="backslashreplace") as f:
             f.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
 
 
