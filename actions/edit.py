@@ -42,7 +42,12 @@ def apply(text: str, search: str, replace: str, path: str) -> str:
     if count == 1:
         return text.replace(search, replace, 1)
     if count > 1:
-        raise ActionError(f"edit {path}: the SEARCH text matches {count} places; include more lines so it matches one")
+        starts, at = [], text.find(search)
+        while at != -1:
+            starts.append(str(text.count("\n", 0, at) + 1))
+            at = text.find(search, at + 1)
+        raise ActionError(f"edit {path}: the SEARCH text matches {count} places (lines {', '.join(starts)}); "
+                          "include more lines so it matches one, or use start/end line numbers")
     lines, wanted = text.splitlines(keepends=True), [s.rstrip() for s in search.splitlines()]
     hits = [i for i in range(len(lines) - len(wanted) + 1)
             if [ln.rstrip() for ln in lines[i:i + len(wanted)]] == wanted]
@@ -168,7 +173,12 @@ def run(args: Args, ctx: Context) -> Observation:
                           "change the line that is wrong")
     if ctx.lint:
         from pyharness.harness.imports import stdlib_imports
-        from pyharness.harness.lint import check_change
+        from pyharness.harness.lint import check_change, lazy_placeholder
+
+        lazy = lazy_placeholder(new)
+        if lazy and lazy_placeholder(old) != lazy:
+            raise ActionError(f"edit {args.path} refused: the new code has a placeholder ({lazy!r}) instead of "
+                              "code; send the real lines (an edit changes only what its SEARCH text matches)")
 
         problem = check_change(args.path, old, new)
         fixed = stdlib_imports(new) if problem else None

@@ -5,6 +5,9 @@ from pydantic import BaseModel, Field
 from actions.base import Action, Context, Observation
 
 MAX_LINES = 250
+"""Lines one read shows; a longer file ends with a notice naming the next range to read."""
+MAX_LINE_CHARS = 2000
+"""Characters of one line shown; a longer line is cut with a notice."""
 
 
 class Args(BaseModel):
@@ -14,8 +17,9 @@ class Args(BaseModel):
 
 
 def run(args: Args, ctx: Context) -> Observation:
+    real = ctx.workspace.resolve(args.path)
     text = ctx.workspace.read_text(args.path)
-    rel = ctx.workspace.rel(ctx.workspace.resolve(args.path))
+    rel = ctx.workspace.rel(real)
     ctx.workspace.read_files.add(rel)
     lines = text.splitlines()
     if not lines:
@@ -25,9 +29,16 @@ def run(args: Args, ctx: Context) -> Observation:
     if start > len(lines):
         return Observation(f"{rel} has only {len(lines)} lines.", ok=False)
     width = len(str(end))
-    body = "\n".join(f"{n:>{width}}| {lines[n - 1]}" for n in range(start, end + 1))
-    more = f"\n... {len(lines) - end} more lines: read {rel} with start={end + 1}" if end < len(lines) else ""
+    body = "\n".join(f"{n:>{width}}| {_cut(lines[n - 1])}" for n in range(start, end + 1))
+    more = (f"\n... {len(lines) - end} more lines: read {rel} with start={end + 1} (add end= for a range)"
+            if end < len(lines) else "")
     return Observation(f"{rel} (lines {start}-{end} of {len(lines)}):\n{body}{more}")
+
+
+def _cut(line: str) -> str:
+    if len(line) <= MAX_LINE_CHARS:
+        return line
+    return f"{line[:MAX_LINE_CHARS]} ... [line cut: {len(line)} characters, {len(line) - MAX_LINE_CHARS} not shown]"
 
 
 ACTION = Action(name="read", args=Args, run=run, description=__doc__.strip(),

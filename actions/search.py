@@ -5,6 +5,7 @@ import re
 from pydantic import BaseModel, Field
 
 from actions.base import Action, Context, Observation
+from pyharness.errors import ActionError
 
 MAX_MATCHES = 40
 
@@ -26,7 +27,10 @@ def run(args: Args, ctx: Context) -> Observation:
     for name in ws.files():
         if prefix and name != prefix and not name.startswith(prefix + "/"):
             continue
-        text = (ws.root / name).read_text(encoding="utf-8", errors="replace")
+        try:
+            text = ws.read_text(name)  # through the path policy again: the tree may have changed since files()
+        except ActionError:
+            continue
         for n, line in enumerate(text.splitlines(), 1):
             if regex.search(line):
                 matches.append(f"{name}:{n}: {line.strip()[:160]}")

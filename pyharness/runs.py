@@ -27,7 +27,7 @@ class RunResult:
     """How a run ended and what it cost."""
 
     outcome: str
-    """'done' (accepted by the harness), 'stopped' (budget, loop, errors) or 'error'."""
+    """'done' (accepted by the harness), 'stopped' (budget, loop, errors), 'error', or 'invalid' (see `invalid`)."""
     reason: str
     steps: int = 0
     prompt_tokens: int = 0
@@ -43,3 +43,5 @@ class RunResult:
     """Which attempt was accepted (1: the first try; 0: none was)."""
     search: dict = field(default_factory=dict)
     """What search did: candidates generated and run, which one passed, seconds and tokens spent."""
+    invalid: str | None = None
+    """Why the run does not count (fix mode: test files or test config changed during it), or None."""

@@ -42,11 +42,24 @@ def run_job(repo: Path, mode: str, task: str, model: Model, *, tests: list[str] 
     if mode not in MODE_ACTIONS:
         raise UserError(f"unknown mode {mode!r}")
     ws = Workspace(check_repo(repo), protect_tests=mode in ("fix", "stdout"))
-    ctx = Context(workspace=ws, test_timeout=test_timeout, keep_definitions=mode != "stdout",
-                  task=task)
-    job = Job(mode=mode, task=task, tests=list(tests or []))
-    harness = harness or HarnessConfig()
-    agent = Agent(model, job, ctx, offered(job, harness), config=config, harness=harness,
-                  emit=emit or (lambda kind, **d: None), default_write_path=default_write_path, escalate=escalate)
     with RepoLock(ws.root):  # one run per repo; the kernel drops the lock if this process is killed
-        return agent.run()
+        ws.clean_stale_temps()  # a killed run's temp files (safe: no other run holds the lock)
+        guard = None
+        if mode == "fix":
+            from pyharness.protect import TestGuard
+
+            guard = TestGuard.start(ws)
+        ctx = Context(workspace=ws, test_timeout=test_timeout, keep_definitions=mode != "stdout", task=task)
+        job = Job(mode=mode, task=task, tests=list(tests or []))
+        harness = harness or HarnessConfig()
+        agent = Agent(model, job, ctx, offered(job, harness), config=config, harness=harness,
+                      emit=emit or (lambda kind, **d: None), default_write_path=default_write_path,
+                      escalate=escalate)
+        result = agent.run()
+        if guard is not None:
+            result.invalid = guard.verify(ws)
+            if result.invalid:  # the run's own end line said how it ended; this one says it does not count
+                result.outcome, result.reason = "invalid", f"run invalid: {result.invalid}"
+                agent.transcript.write("invalid", reason=result.invalid)
+                agent.emit("end", result=result)
+    return result

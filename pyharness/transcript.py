@@ -53,7 +53,7 @@ class Transcript:
         """Append one record, secrets redacted; flushed at once so a crash keeps what happened so far."""
         record = {"event": event, "t": round(time.monotonic() - self._started, 3), **data}
         record = redact_data(json.loads(json.dumps(record, ensure_ascii=False, default=str)))
-        line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+        line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8", errors="backslashreplace")
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         with os.fdopen(fd, "ab") as f:
             os.fchmod(f.fileno(), 0o600)

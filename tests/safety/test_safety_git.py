@@ -95,8 +95,6 @@ def hostile_repo(tree) -> Path:
 
 
 @pytest.mark.case(36)
-@pytest.mark.xfail(strict=False, reason="Workspace.files() still runs `git ls-files` itself on this branch; the "
-                   "safety-paths branch routes it through gitops.listed_files (drop this mark after the merge)")
 def test_a_ph_fix_run_in_a_repo_whose_config_runs_code_runs_none_of_it(tree):
     markers = hostile_repo(tree)
     direct = subprocess.run(["git", "ls-files"], cwd=tree.repo, capture_output=True, timeout=30)
