@@ -197,7 +197,11 @@ class OllamaModel:
             stop.set()
 
     def _unreachable(self, err: BaseException) -> str:
-        reason = "connection refused" if "refused" in str(err).lower() else _first_line(err)
+        causes, cause = [], err
+        while cause is not None and len(causes) < 5:  # the client wraps httpx's error, which names the reason
+            causes.append(str(cause).lower())
+            cause = cause.__cause__ or cause.__context__
+        reason = "connection refused" if any("refused" in c for c in causes) else "no connection"
         return f"Ollama not reachable at {self.host} — is `ollama serve` running? ({reason}; or {EMBEDDED_HINT})"
 
     def _chunks(self, stream: Iterator[Any]) -> Iterator[Any]:
