@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from actions.base import Action
 from pyharness.errors import FormatError
 from pyharness.harness.call import ActionCall, Intervention
-from pyharness.harness.parse import OBSERVATION, RawCall, clean, find_calls, first_fence
+from pyharness.harness.parse import OBSERVATION, RawCall, clean, code_blocks, find_calls, first_fence
 from pyharness.harness.prose import prose_edit
 from pyharness.harness.quotes import ToolOutput
 from pyharness.harness.repair import repair, resolve_name
@@ -112,13 +112,13 @@ class Pipeline:
         after = text[raw.start :]
         if action.name == "edit" and "search" not in raw.args:
             if "REPLACE" not in after:
-                return after.count("```") >= 2
+                return _closed_fence(after)
             tail = after[after.rfind("REPLACE") :].split("\n")[1:]
             if any(line.lstrip().startswith("<<<<<<<") for line in tail):
                 return False
             return any(line.strip() and not line.lstrip().startswith(("<<<<<<<", "```")) for line in tail)
         if action.name == "write" and not raw.args.get("content"):
-            return after.count("```") >= 2
+            return _closed_fence(after)
         return True
 
     def _strict(self, text: str) -> ActionCall:
@@ -290,3 +290,8 @@ class Pipeline:
             return self.suggest()
         first = next(iter(self.actions.values()))
         return first.example
+
+
+def _closed_fence(text: str) -> bool:
+    """True when the text holds a whole ``` fence (a ```` fence closes only on ````, not on a ``` inside it)."""
+    return any(b.opener[0] == "`" and b.end < len(text) for b in code_blocks(text))
