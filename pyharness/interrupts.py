@@ -1,6 +1,7 @@
 """Ctrl-C: the first one interrupts the run, which ends cleanly and says what it changed; a second one within
 2 s exits at once (after killing the processes ph started), with no traceback."""
 
+import atexit
 import os
 import signal
 import threading
@@ -28,9 +29,16 @@ class CtrlC:
         return self
 
     def __exit__(self, *exc) -> None:
-        if self._previous is not None:
+        if self._previous is None:
+            return
+        if self.last is not None:
+            # interrupted: ph is on its way out. A second Ctrl-C still forces the exit until the interpreter shuts
+            # down, which would put back the default action (death by SIGINT, not exit code 130): ignored from then.
+            signal.signal(signal.SIGINT, lambda signum, frame: force_exit())
+            atexit.register(signal.signal, signal.SIGINT, signal.SIG_IGN)
+        else:
             signal.signal(signal.SIGINT, self._previous)
-            self._previous = None
+        self._previous = None
 
     def _on_sigint(self, signum, frame) -> None:
         now = time.monotonic()

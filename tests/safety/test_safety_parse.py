@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+import test_parse_properties
 from test_parse_properties import FRAGMENTS
-from test_parse_properties import test_the_canonical_rendering_of_a_parsed_action_parses_to_the_same_action as round_trip
 
 from actions import CORE
 from pyharness.agent import AgentConfig
@@ -64,7 +64,8 @@ def test_any_input_up_to_100_kb_is_an_action_or_a_format_error_within_100_ms(uni
 
 @pytest.mark.case(53)
 def test_parse_of_render_of_an_action_is_that_action():
-    round_trip()  # the hypothesis property of tests/test_parse_properties.py
+    # the hypothesis property of tests/test_parse_properties.py, run again under this case's mark
+    test_parse_properties.test_the_canonical_rendering_of_a_parsed_action_parses_to_the_same_action()
 
 
 AIDER = {
