@@ -4,7 +4,9 @@ import time
 from collections.abc import Callable
 
 from actions.base import Action, Context, Observation
-from pyharness.errors import ActionError, Done, FormatError, LimitsExceeded, ModelError, StopRun
+from pyharness.errors import (
+    ActionError, Done, FormatError, Interrupted, LimitsExceeded, ModelError, RepeatedFormatError, StopRun,
+)
 from pyharness.harness.call import ActionCall, Intervention
 from pyharness.harness.confidence import THRESHOLD, Confidence
 from pyharness.harness.context import ContextGuard
@@ -14,7 +16,9 @@ from pyharness.harness.pipeline import HarnessConfig, Pipeline
 from pyharness.harness.steer import LOOKS, copied_example, next_example, redundant, source_files
 from pyharness.jobs import Job
 from pyharness.models.base import ChatOptions, Model, Reply
+from pyharness.models.retry import chat_with_retries
 from pyharness.prompts import system_prompt
+from pyharness.refusals import record, refusal
 from pyharness.runs import AgentConfig, RunResult
 from pyharness.search import Search
 from pyharness.transcript import Transcript
@@ -98,7 +102,11 @@ class Agent:
         except ModelError as err:
             self.result.outcome, self.result.reason = "error", str(err)
             raise
+        except KeyboardInterrupt:
+            self.result.outcome, self.result.reason = "interrupted", "interrupted by the user (Ctrl-C)"
+            raise Interrupted(self.result) from None
         finally:
+            self.result.changed = sorted(self.ctx.workspace.changed)
             self.job.cleanup()
             self.result.seconds = round(time.monotonic() - self.started, 2)
             self.transcript.write("end", **{k: v for k, v in vars(self.result).items()})
@@ -123,6 +131,7 @@ class Agent:
             reply, call = self._understand(reply)
             self.format_errors = 0
             observation = self.act(call)
+            self.pipeline.tool_output.add(observation.text)
         except Done as end:
             self._record(reply, call, Observation(f"Accepted: {end}", final=True))
             raise
@@ -133,11 +142,15 @@ class Agent:
                 self._count("validate.format_error", str(err).split("\n")[0][:100])
             if self.format_errors >= self.config.max_format_errors:
                 self._record(reply, call, observation)
-                raise LimitsExceeded(
+                raise RepeatedFormatError(
                     f"{self.format_errors} replies in a row had no valid action; last: {err}"
                 ) from None
         except ActionError as err:
             observation = Observation(f"Error: {err}", ok=False)
+            note = refusal(call, err, self.ctx.workspace)
+            if note:
+                record(self.result, note)
+                self.emit("refused", text=note)
         if call is not None and self.harness.on("loops"):
             verdict = self.loops.observe(call.key(), self._state, None if observation.ok else observation.text)
             if verdict.level:
@@ -221,7 +234,10 @@ class Agent:
             should_stop=self._should_stop,
         )
         self.emit("thinking", step=self.result.steps)
-        reply = (model or self.model).chat(self.messages, options)
+        reply = chat_with_retries(
+            model or self.model, self.messages, options, attempts=self.config.model_retries,
+            backoff=self.config.retry_backoff, on_retry=lambda n, err, wait: self.emit("retry", error=err, wait=wait),
+        )
         self.result.prompt_tokens += reply.prompt_tokens
         self.result.cached_tokens += reply.cached_tokens
         self.result.completion_tokens += reply.completion_tokens

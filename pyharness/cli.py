@@ -57,8 +57,18 @@ def _agent_config(max_steps: int, max_seconds: float, schedule: str | None):
 
 
 def _fail(message: str, code: int = 1) -> None:
-    typer.echo(f"ph: {message}", err=True)
+    from pyharness.console import inert
+
+    typer.echo(f"ph: {inert(message)}", err=True)
     raise typer.Exit(code)
+
+
+def _interrupted(result) -> str:
+    """What a Ctrl-C left behind, in one line."""
+    changed = list(getattr(result, "changed", None) or [])
+    if not changed:
+        return "interrupted, no changes"
+    return f"interrupted after changing {len(changed)} file(s) ({', '.join(changed[:5])}): `ph undo` puts them back"
 
 
 def _job(
@@ -75,32 +85,44 @@ def _job(
     max_seconds: float = 900.0,
     schedule: str | None = None,
 ) -> None:
-    from pyharness.console import RunView
-    from pyharness.errors import ModelError, UserError
+    from pyharness.console import RunView, inert
+    from pyharness.errors import Interrupted, ModelError, UserError
     from pyharness.harness.pipeline import HarnessConfig
+    from pyharness.interrupts import CtrlC
     from pyharness.models.resolve import resolve_model
     from pyharness.session import check_repo, run_job
 
-    try:
-        root = check_repo(repo)
-        config = HarnessConfig.parse_spec(harness, layers)
-        second = resolve_model(escalate) if escalate else None
-        result = run_job(
-            root,
-            mode,
-            task,
-            resolve_model(model),
-            tests=tests,
-            harness=config,
-            config=_agent_config(max_steps, max_seconds, schedule),
-            emit=RunView(stream=stream),
-            escalate=second,
-        )
-    except (ModelError, UserError, ValueError) as err:
-        _fail(str(err))
-        return
+    with CtrlC():
+        try:
+            root = check_repo(repo)
+            config = HarnessConfig.parse_spec(harness, layers)
+            chosen = resolve_model(model)
+            second = resolve_model(escalate) if escalate else None
+            for backend in (chosen, second):
+                if hasattr(backend, "check"):
+                    backend.check()  # a server that is not there, or lacks the model: said before anything is written
+            result = run_job(
+                root,
+                mode,
+                task,
+                chosen,
+                tests=tests,
+                harness=config,
+                config=_agent_config(max_steps, max_seconds, schedule),
+                emit=RunView(stream=stream),
+                escalate=second,
+            )
+        except (ModelError, UserError, ValueError) as err:
+            _fail(str(err))
+            return
+        except Interrupted as stop:
+            _fail(_interrupted(stop.result), 130)
+            return
+        except KeyboardInterrupt:
+            _fail(_interrupted(None), 130)
+            return
     if mode == "ask" and result.answer:
-        typer.echo(result.answer)
+        typer.echo(inert(result.answer))
     if result.outcome != "done":
         raise typer.Exit(2)
 
@@ -292,6 +314,7 @@ def undo(
 @app.command()
 def log(repo: RepoOpt = Path("."), limit: Annotated[int, typer.Option(help="How many runs.")] = 10) -> None:
     """List the latest runs in the repo (newest first): outcome, steps, tokens, seconds."""
+    from pyharness.console import inert
     from pyharness.errors import UserError
     from pyharness.session import check_repo
     from pyharness.transcript import latest_runs, read_transcript
@@ -307,10 +330,10 @@ def log(repo: RepoOpt = Path("."), limit: Annotated[int, typer.Option(help="How 
         records = read_transcript(path)
         end = next((r for r in reversed(records) if r["event"] == "end"), {})
         tokens = end.get("prompt_tokens", 0) + end.get("completion_tokens", 0)
-        typer.echo(
+        typer.echo(inert(
             f"{path.stem}\t{end.get('outcome', 'unfinished')}\t{end.get('steps', '?')} steps\t{tokens} tokens"
             f"\t{end.get('seconds', '?')} s\t{end.get('reason', '')[:80]}"
-        )
+        ))
 
 
 @app.command()
@@ -319,6 +342,7 @@ def show(
     repo: RepoOpt = Path("."),
 ) -> None:
     """Show one run turn by turn: the model's reply, the action, the harness's fixes, the observation."""
+    from pyharness.console import inert
     from pyharness.transcript import read_transcript
 
     path = Path(run_id) if run_id.endswith(".jsonl") else repo / ".ph" / "runs" / f"{run_id}.jsonl"
@@ -326,16 +350,16 @@ def show(
         _fail(f"no transcript {path}: see `ph log` for the runs of a repo")
     for record in read_transcript(path):
         if record["event"] == "start":
-            typer.echo(f"# {record['mode']} with {record['model']}: {record['task']}")
+            typer.echo(inert(f"# {record['mode']} with {record['model']}: {record['task']}"))
         elif record["event"] == "turn":
             fixes = ", ".join(i["kind"] for i in record["interventions"]) or "none"
-            typer.echo(
+            typer.echo(inert(
                 f"\n## step {record['step']} ({record['seconds']} s, {record['prompt_tokens']} prompt tokens, "
                 f"{record['cached_tokens']} cached)\n{record['reply']}\n-- action: {record['action']}; "
                 f"harness: {fixes}\n{record['observation']}"
-            )
+            ))
         elif record["event"] == "end":
-            typer.echo(f"\n# {record['outcome']}: {record['reason']}")
+            typer.echo(inert(f"\n# {record['outcome']}: {record['reason']}"))
 
 
 @app.command()

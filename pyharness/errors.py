@@ -5,6 +5,10 @@ class ActionError(Exception):
     """A mistake by the model (bad call, refused path, failed edit); the message goes back to the model."""
 
 
+class PolicyError(ActionError):
+    """A refusal by policy (a path outside the repo, a protected file, a limit); the run reports each one."""
+
+
 class FormatError(ActionError):
     """A reply in which no valid action could be found."""
 
@@ -25,8 +29,25 @@ class LimitsExceeded(StopRun):
     """A budget (steps, wall clock, format errors, loops) ran out."""
 
 
+class RepeatedFormatError(LimitsExceeded):
+    """Too many replies in a row held no valid action."""
+
+
 class ModelError(Exception):
     """The model backend failed; the message is one line that says what happened and what to type."""
+
+    def __init__(self, message: str, *, transient: bool = False):
+        super().__init__(message)
+        self.transient = transient
+        """True when asking again may work (a dropped stream, a stall, a server error), not for a wrong setup."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C ended a run; carries the run's result so the command line can say what was changed."""
+
+    def __init__(self, result: object):
+        super().__init__()
+        self.result = result
 
 
 class UserError(Exception):

@@ -20,7 +20,7 @@ import re
 import stat
 from pathlib import Path
 
-from pyharness.errors import ActionError
+from pyharness.errors import PolicyError
 
 MAX_PATH_CHARS = 4096
 MAX_NAME_CHARS = 255
@@ -41,10 +41,6 @@ RULES = (
 )
 LOG_FRAGMENT = re.compile(r"^(?:FAILED|FAIL|ERROR|ERRORS|PASSED|PASS|OK|SKIPPED|XFAIL|XPASS|E)\s+\S|^File \"")
 NOT_EXPANDED = re.compile(r"^~|\$\{?[A-Za-z_]|^[A-Za-z][A-Za-z0-9+.-]*://")
-
-
-class PolicyError(ActionError):
-    """A path the policy refuses; the message names the path and the rule, and goes back to the model."""
 
 
 def refuse(path: str, rule: str) -> PolicyError:

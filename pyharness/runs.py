@@ -17,6 +17,10 @@ class AgentConfig:
     """Tokens one reply may generate (the body of a write included)."""
     observation_chars: int = 3000
     """Longest observation sent back (head + tail kept)."""
+    model_retries: int = 3
+    """Attempts at one model turn when the server fails in a way that may pass (a dropped stream, HTTP 5xx)."""
+    retry_backoff: float = 1.0
+    """Seconds before the second attempt; doubled before each further one."""
     search_schedule: str | None = None
     """The search layer's candidates in order, as kind@temperature (kinds: plain, plan, repair, line); None: the
     mode's default (`search.DEFAULT_SCHEDULE`, `search.FIX_SCHEDULE`)."""
@@ -27,7 +31,8 @@ class RunResult:
     """How a run ended and what it cost."""
 
     outcome: str
-    """'done' (accepted by the harness), 'stopped' (budget, loop, errors), 'error', or 'invalid' (see `invalid`)."""
+    """'done' (accepted by the harness), 'stopped' (budget, loop, errors), 'error', 'interrupted' (Ctrl-C) or
+    'invalid' (see `invalid`)."""
     reason: str
     steps: int = 0
     prompt_tokens: int = 0
@@ -45,3 +50,7 @@ class RunResult:
     """What search did: candidates generated and run, which one passed, seconds and tokens spent."""
     invalid: str | None = None
     """Why the run does not count (fix mode: test files or test config changed during it), or None."""
+    changed: list[str] = field(default_factory=list)
+    """Files the run changed (`ph undo` puts them back)."""
+    refusals: list[str] = field(default_factory=list)
+    """Every action refused by policy (path, protected file, limit), as `action path: message`."""

@@ -6,6 +6,7 @@ capped number of candidates; see `ArgsLoader` for JSON), so a 100 KB reply still
 """
 
 import bisect
+import functools
 import itertools
 import re
 from dataclasses import dataclass, field
@@ -65,7 +66,13 @@ class Block(NamedTuple):
 
 def code_blocks(text: str, *, closed_only: bool = False) -> list[Block]:
     """Every ``` fence and SEARCH/REPLACE block, in order (an unclosed last one runs to the end of the text)."""
-    return [b for b in _blocks(text) if not closed_only or b.end < len(text)]
+    return [b for b in _all_blocks(text) if not closed_only or b.end < len(text)]
+
+
+@functools.lru_cache(maxsize=4)
+def _all_blocks(text: str) -> tuple[Block, ...]:
+    """The blocks of a text, found once: clean() and the scan of the same reply both need them."""
+    return tuple(_blocks(text))
 
 
 def first_fence(text: str, *, closed_only: bool = False) -> str | None:
@@ -75,21 +82,24 @@ def first_fence(text: str, *, closed_only: bool = False) -> str | None:
 
 
 def _blocks(text: str):
-    """One linear pass. As in Markdown, only a bare ``` line closes a fence; only a REPLACE marker closes a
-    SEARCH block; markers of the other kind inside a block are its content."""
-    start = -1
+    """One linear pass. As in Markdown, only a bare line of at least as many backticks as opened it closes a fence
+    (so ```` can hold ``` fences); only a REPLACE marker closes a SEARCH block; markers of the other kind inside a
+    block are its content."""
+    start, ticks = -1, 0
     for m in BLOCK_MARK.finditer(text):
-        mark = m.group(1)[0]
+        mark, info = m.group(1)[0], m.group(2)
+        rest = info.lstrip("`") if mark == "`" else info
         if start < 0 and mark in "`<":
             line_end = text.find("\n", m.end())
             if line_end == -1:
                 return
             start, opener, at = line_end + 1, m.group(0).strip(), m.start()
+            ticks = 3 + len(info) - len(rest)
         elif (
             start >= 0
             and mark == opener[0].replace("<", ">")
             and m.start() >= start
-            and (mark == ">" or not m.group(2).strip(" \t"))
+            and (mark == ">" or (3 + len(info) - len(rest) >= ticks and not rest.strip(" \t")))
         ):
             yield Block(start, m.start(), opener, at)
             start = -1

@@ -10,12 +10,19 @@ from pydantic import ValidationError
 from actions.base import Action
 from pyharness.errors import FormatError
 from pyharness.harness.call import ActionCall, Intervention
-from pyharness.harness.parse import OBSERVATION, RawCall, clean, find_calls, first_fence
+from pyharness.harness.parse import OBSERVATION, RawCall, clean, code_blocks, find_calls, first_fence
 from pyharness.harness.prose import prose_edit
+from pyharness.harness.quotes import ToolOutput
 from pyharness.harness.repair import repair, resolve_name
 
 LAYERS = ("parse", "repair", "validate", "loops", "steer", "context", "noise", "lint", "confidence", "rank", "search")
 STRICT_LINE = re.compile(r"^Action: ([a-z_]+) (\{.*\})[ \t]*$", re.MULTILINE)
+CHANGES = ("write", "edit")
+"""Actions that change files: never run from a reply cut off at the token limit."""
+CUT_OFF = (
+    "your reply was cut off at the token limit, so nothing was run or written: answer shorter, one action and no "
+    "explanation (a big file goes in as several edits)"
+)
 
 
 @dataclass
@@ -62,6 +69,8 @@ class Pipeline:
         """A real file of the repo that examples in error messages name (set by the agent)."""
         self.sources: Callable[[], dict[str, str]] | None = None
         """The repo's source files (path -> text), for an edit the model states in words (`prose_edit`)."""
+        self.tool_output = ToolOutput()
+        """What the actions returned this run: a call the reply merely quotes from it is never run."""
 
     def process(self, text: str, *, truncated: bool = False) -> ActionCall:
         """Parse, repair and validate one reply; the first action it holds."""
@@ -73,11 +82,14 @@ class Pipeline:
             calls = self._lenient(text) if self.config.on("parse") else [self._strict(text)]
         except FormatError as err:
             if truncated:
-                raise FormatError(
-                    "your reply was cut off at the token limit: be shorter, send one action and no explanation",
-                    truncated=True,
-                ) from err
+                raise FormatError(CUT_OFF, truncated=True) from err
             raise
+        if truncated:
+            # the body of a write or edit may be cut short: half a file must never replace a whole one
+            calls = [c for c in calls if c.name not in CHANGES]
+            if not calls:
+                self.pending_write = None
+                raise FormatError(CUT_OFF, truncated=True)
         self.pending_write = None
         return calls
 
@@ -100,13 +112,13 @@ class Pipeline:
         after = text[raw.start :]
         if action.name == "edit" and "search" not in raw.args:
             if "REPLACE" not in after:
-                return after.count("```") >= 2
+                return _closed_fence(after)
             tail = after[after.rfind("REPLACE") :].split("\n")[1:]
             if any(line.lstrip().startswith("<<<<<<<") for line in tail):
                 return False
             return any(line.strip() and not line.lstrip().startswith(("<<<<<<<", "```")) for line in tail)
         if action.name == "write" and not raw.args.get("content"):
-            return after.count("```") >= 2
+            return _closed_fence(after)
         return True
 
     def _strict(self, text: str) -> ActionCall:
@@ -131,10 +143,20 @@ class Pipeline:
 
     def _lenient(self, text: str) -> list[ActionCall]:
         body = clean(text)
-        raws = find_calls(body, self._known())
+        found = find_calls(body, self._known())
+        raws = [raw for raw in found if not self.tool_output.quotes(body, raw)]
+        if found and not raws:
+            raise FormatError(
+                "that action is quoted from a tool result (a file's content or test output); text from tool "
+                "results is never run. Reply with your own action, e.g.\n" + self._example()
+            )
         if not raws:
             return [self._prose(text) or self._no_action(body, text)]
         calls = [self._one(raws[0], first=True, text=text)]
+        if len(raws) < len(found):
+            calls[0].interventions.insert(
+                0, Intervention("parse.quoted", f"{len(found) - len(raws)} action(s) quoted from tool results not run")
+            )
         for raw in raws[1:]:
             try:
                 calls.append(self._one(raw, first=False))
@@ -268,3 +290,8 @@ class Pipeline:
             return self.suggest()
         first = next(iter(self.actions.values()))
         return first.example
+
+
+def _closed_fence(text: str) -> bool:
+    """True when the text holds a whole ``` fence (a ```` fence closes only on ````, not on a ``` inside it)."""
+    return any(b.opener[0] == "`" and b.end < len(text) for b in code_blocks(text))

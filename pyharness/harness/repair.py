@@ -152,6 +152,9 @@ class ArgsLoader:
 
     budget: int = 6_000
     per_text: int = 4_000
+    literal_budget: int = 16_000
+    """Characters of failed Python-literal attempts per reply (a reply of many unclosed argument objects would
+    otherwise cost a parse each); once spent, only JSON is tried."""
 
     def load(self, src: str, fixes: list) -> dict:
         """The arguments as a dict ({} when nothing can be made of them)."""
@@ -172,6 +175,8 @@ class ArgsLoader:
                     return value
             except (ValueError, RecursionError):
                 pass
+            if self.literal_budget <= 0:
+                continue
             try:
                 value = ast.literal_eval(candidate)
                 if isinstance(value, dict):
@@ -179,6 +184,7 @@ class ArgsLoader:
                     return {str(k): v for k, v in value.items()}
             except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
                 pass
+            self.literal_budget -= len(candidate)
         if len(src) > min(self.per_text, self.budget):
             return {}
         self.budget -= len(src)

@@ -1,8 +1,9 @@
 """The `ollama:NAME` backend: a model served by a local Ollama, through the official `ollama` client."""
 
-import contextlib
 import math
 import os
+import queue
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -17,6 +18,7 @@ CTX_MIN = 2048
 CTX_MARGIN = 256
 """Tokens added to the estimate for the chat template and the estimate's own error."""
 AVAILABLE_TIMEOUT = 5.0
+CONNECT_TIMEOUT = 10.0
 
 
 class OllamaModel:
@@ -30,11 +32,18 @@ class OllamaModel:
         host: str | None = None,
         stall_seconds: float = 120.0,
         context_window: int = 8192,
+        first_token_seconds: float = 600.0,
+        total_seconds: float = 1800.0,
     ):
         self.model = name
         self.name = f"ollama:{name}"
         self.host = host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST
         self.stall_seconds = stall_seconds
+        """Longest silence between two streamed chunks."""
+        self.first_token_seconds = first_token_seconds
+        """Longest wait for the first chunk: generous, as loading a model (`load_duration`) can take minutes."""
+        self.total_seconds = total_seconds
+        """Longest one reply may take in all, even while chunks keep coming."""
         self.context_window = context_window
         self._num_ctx = 0
         self._client: Any = None
@@ -42,7 +51,7 @@ class OllamaModel:
     def chat(self, messages: list[dict], options: ChatOptions) -> Reply:
         """Stream one reply; pieces go to `options.on_text` as they arrive."""
         started = time.monotonic()
-        stream = self._get_client().chat(
+        request = dict(
             model=self.model,
             # a final assistant message is continued, not answered: Ollama's way to prefill a reply
             messages=[*messages, {"role": "assistant", "content": options.prefix}] if options.prefix else messages,
@@ -59,23 +68,24 @@ class OllamaModel:
         tool_calls: list[dict] = []
         final: Any = None
         early = False
-        with contextlib.closing(self._chunks(stream)) as chunks:
-            for chunk in chunks:
-                piece = chunk.message.content or ""
-                if piece:
-                    pieces.append(piece)
-                    if options.on_text is not None:
-                        options.on_text(piece)
-                    if "\n" in piece and options.should_stop and options.should_stop("".join(pieces)):
-                        final, early = chunk, True
-                        break
-                for call in chunk.message.tool_calls or []:
-                    tool_calls.append({"name": call.function.name, "arguments": dict(call.function.arguments)})
-                if chunk.done:
-                    final = chunk
+        for chunk in self._timed(request, started):
+            piece = chunk.message.content or ""
+            if piece:
+                pieces.append(piece)
+                if options.on_text is not None:
+                    options.on_text(piece)
+                if "\n" in piece and options.should_stop and options.should_stop("".join(pieces)):
+                    final, early = chunk, True
+                    break
+            for call in chunk.message.tool_calls or []:
+                tool_calls.append({"name": call.function.name, "arguments": dict(call.function.arguments)})
+            if chunk.done:
+                final = chunk
+                break
         if final is None:
             raise ModelError(
-                f"Ollama at {self.host} ended the reply before finishing: check that `ollama serve` is still running"
+                f"Ollama at {self.host} ended the reply before finishing: check that `ollama serve` is still running",
+                transient=True,
             )
         return Reply(
             text="".join(pieces),
@@ -116,13 +126,83 @@ class OllamaModel:
             return False
         return self.model in listed or (":" not in self.model and f"{self.model}:latest" in listed)
 
+    def check(self) -> None:
+        """Before a run touches anything: a `ModelError` when the server is not there or lacks the model."""
+        import httpx
+        import ollama
+
+        try:
+            client = ollama.Client(host=self.host, timeout=AVAILABLE_TIMEOUT)
+            listed = {m.model for m in client.list().models}
+        except (httpx.ConnectError, ConnectionError) as err:
+            raise ModelError(self._unreachable(err)) from None
+        except (ollama.ResponseError, httpx.HTTPError, OSError, ValueError):
+            return  # an odd answer to the listing: the chat request reports what is wrong
+        if self.model not in listed and not (":" not in self.model and f"{self.model}:latest" in listed):
+            raise ModelError(f"Ollama has no model '{self.model}': run `ollama pull {self.model}`")
+
     def _get_client(self) -> Any:
         if self._client is None:
+            import httpx
             import ollama
 
-            # The timeout is httpx's per-read timeout, so it fires when the server stalls, not on long replies.
-            self._client = ollama.Client(host=self.host, timeout=self.stall_seconds)
+            # httpx's read timeout is only the backstop; first-token, idle and total timeouts are kept by _timed.
+            read = max(self.first_token_seconds, self.stall_seconds)
+            self._client = ollama.Client(host=self.host, timeout=httpx.Timeout(read, connect=CONNECT_TIMEOUT))
         return self._client
+
+    def _timed(self, request: dict, started: float) -> Iterator[Any]:
+        """The reply's chunks, read by a helper thread so that a silent server is noticed on time: no first chunk
+        within `first_token_seconds`, a gap over `stall_seconds`, or a reply over `total_seconds` ends it."""
+        chunks: queue.Queue = queue.Queue()
+        stop = threading.Event()
+
+        def read() -> None:
+            try:
+                stream = self._chunks(self._get_client().chat(**request))
+                for chunk in stream:
+                    chunks.put(("chunk", chunk))
+                    if stop.is_set():
+                        stream.close()  # closes the response: Ollama stops generating
+                        return
+                chunks.put(("end", None))
+            except ModelError as err:
+                chunks.put(("error", err))
+
+        threading.Thread(target=read, name="ollama-stream", daemon=True).start()
+        first = True
+        try:
+            while True:
+                left = started + self.total_seconds - time.monotonic()
+                wait = min(self.first_token_seconds if first else self.stall_seconds, left)
+                try:
+                    kind, item = chunks.get(timeout=max(wait, 0.0))
+                except queue.Empty:
+                    if wait >= left:
+                        raise ModelError(
+                            f"Ollama's reply took over {self.total_seconds:g} s, the limit of one reply: the model may "
+                            "be looping; try again, or a smaller model with --model ollama:NAME"
+                        ) from None
+                    raise ModelError(
+                        f"Ollama sent nothing for {wait:g} s: the model may be too big for this machine; "
+                        f"check `ollama ps`, or try a smaller model with --model ollama:NAME"
+                    ) from None
+                if kind == "error":
+                    raise item
+                if kind == "end":
+                    return
+                first = False
+                yield item
+        finally:
+            stop.set()
+
+    def _unreachable(self, err: BaseException) -> str:
+        causes, cause = [], err
+        while cause is not None and len(causes) < 5:  # the client wraps httpx's error, which names the reason
+            causes.append(str(cause).lower())
+            cause = cause.__cause__ or cause.__context__
+        reason = "connection refused" if any("refused" in c for c in causes) else "no connection"
+        return f"Ollama not reachable at {self.host} — is `ollama serve` running? ({reason}; or {EMBEDDED_HINT})"
 
     def _chunks(self, stream: Iterator[Any]) -> Iterator[Any]:
         """The streamed chunks, with every transport or server failure turned into a `ModelError`."""
@@ -132,26 +212,25 @@ class OllamaModel:
         try:
             yield from stream
         except ollama.ResponseError as e:
-            raise ModelError(self._response_error(e)) from e
+            # -1 marks an {"error": ...} line after HTTP 200; 5xx a server failure: asking again may work
+            raise ModelError(self._response_error(e), transient=e.status_code == -1 or e.status_code >= 500) from e
         except httpx.ConnectTimeout as e:
             raise ModelError(
-                f"cannot reach Ollama at {self.host} (no answer within {self.stall_seconds:g} s): "
-                f"check that `ollama serve` is running there, or {EMBEDDED_HINT}"
+                f"Ollama not reachable at {self.host} — is `ollama serve` running? (no answer within "
+                f"{CONNECT_TIMEOUT:g} s; or {EMBEDDED_HINT})"
             ) from e
         except (httpx.ConnectError, ConnectionError) as e:
-            reason = "connection refused" if "refused" in str(e).lower() else _first_line(e)
-            raise ModelError(
-                f"cannot reach Ollama at {self.host} ({reason}): start it with `ollama serve`, or {EMBEDDED_HINT}"
-            ) from e
+            raise ModelError(self._unreachable(e)) from e
         except httpx.TimeoutException as e:
             raise ModelError(
-                f"Ollama sent nothing for {self.stall_seconds:g} s: the model may be too big for this machine; "
-                f"check `ollama ps`, or try a smaller model with --model ollama:NAME"
+                f"Ollama sent nothing for {max(self.first_token_seconds, self.stall_seconds):g} s: the model may be "
+                "too big for this machine; check `ollama ps`, or try a smaller model with --model ollama:NAME"
             ) from e
         except httpx.TransportError as e:
             raise ModelError(
                 f"Ollama dropped the connection mid-reply ({_first_line(e)}): "
-                "check that `ollama serve` is still running"
+                "check that `ollama serve` is still running",
+                transient=True,
             ) from e
         except ValueError as e:
             # An unparsable NDJSON line or a chunk of an unexpected shape.
