@@ -33,6 +33,9 @@ EscalateOpt = Annotated[
     typer.Option("--escalate-to", help="A second model for low-confidence turns, e.g. ollama:qwen2.5-coder:7b."),
 ]
 SecondsOpt = Annotated[float, typer.Option("--max-seconds", help="Wall-clock budget of the run.")]
+TestTimeoutOpt = Annotated[
+    float, typer.Option("--test-timeout", min=1, help="Seconds one test run may take before ph stops it.")
+]
 StreamOpt = Annotated[bool, typer.Option("--stream/--no-stream", help="Show the model's text as it is written.")]
 SearchOpt = Annotated[
     str | None,
@@ -84,6 +87,7 @@ def _job(
     escalate: str | None = None,
     max_seconds: float = 900.0,
     schedule: str | None = None,
+    test_timeout: float = 120.0,
 ) -> None:
     from pyharness.console import RunView, inert
     from pyharness.errors import Interrupted, ModelError, UserError
@@ -111,6 +115,7 @@ def _job(
                 config=_agent_config(max_steps, max_seconds, schedule),
                 emit=RunView(stream=stream),
                 escalate=second,
+                test_timeout=test_timeout,
             )
         except (ModelError, UserError, ValueError) as err:
             _fail(str(err))
@@ -157,6 +162,7 @@ def fix(
     escalate_to: EscalateOpt = None,
     max_seconds: SecondsOpt = 900.0,
     search_schedule: SearchOpt = None,
+    test_timeout: TestTimeoutOpt = 120.0,
 ) -> None:
     """Run the tests; if any fail, repair the code until they pass.
 
@@ -175,6 +181,7 @@ def fix(
         escalate=escalate_to,
         max_seconds=max_seconds,
         schedule=search_schedule,
+        test_timeout=test_timeout,
     )
 
 
@@ -190,10 +197,11 @@ def add(
     escalate_to: EscalateOpt = None,
     max_seconds: SecondsOpt = 900.0,
     search_schedule: SearchOpt = None,
+    test_timeout: TestTimeoutOpt = 120.0,
 ) -> None:
     """Add a feature together with a test for it."""
     _job("add", feature, repo, model, harness, layers, max_steps, stream, escalate=escalate_to, max_seconds=max_seconds,
-         schedule=search_schedule)
+         schedule=search_schedule, test_timeout=test_timeout)
 
 
 @app.command()
@@ -207,9 +215,11 @@ def run(
     stream: StreamOpt = False,
     escalate_to: EscalateOpt = None,
     max_seconds: SecondsOpt = 900.0,
+    test_timeout: TestTimeoutOpt = 120.0,
 ) -> None:
     """Any other change to the repo; done when the model says so and the suite is green."""
-    _job("run", task, repo, model, harness, layers, max_steps, stream, escalate=escalate_to, max_seconds=max_seconds)
+    _job("run", task, repo, model, harness, layers, max_steps, stream, escalate=escalate_to, max_seconds=max_seconds,
+         test_timeout=test_timeout)
 
 
 @app.command()

@@ -22,15 +22,19 @@ class CtrlC:
         self.window = window
         self.last: float | None = None
         self._previous = None
+        self._previous_term = None
 
     def __enter__(self) -> "CtrlC":
         if threading.current_thread() is threading.main_thread():
             self._previous = signal.signal(signal.SIGINT, self._on_sigint)
+            # a plain `kill` ends ph the same way (test processes ended, the exit said), not by the default death
+            self._previous_term = signal.signal(signal.SIGTERM, self._on_sigint)
         return self
 
     def __exit__(self, *exc) -> None:
         if self._previous is None:
             return
+        signal.signal(signal.SIGTERM, self._previous_term)
         if self.last is not None:
             # interrupted: ph is on its way out. A second Ctrl-C still forces the exit until the interpreter shuts
             # down, which would put back the default action (death by SIGINT, not exit code 130): ignored from then.

@@ -68,7 +68,8 @@ class Job:
             extra = f"\nAlso: {self.task}" if self.task else ""
             from pyharness.linetrace import RunTrace, trace_test
 
-            ran = trace_test(ws.root, self.failing_before[0], python=ctx.python) if self.failing_before else RunTrace()
+            ran = (trace_test(ws.root, self.failing_before[0], timeout=ctx.test_timeout, python=ctx.python)
+                   if self.failing_before else RunTrace())
             self.trace = ran
             related = related_source(ws, self.first_run.first_traceback, ran=ran)
             return (

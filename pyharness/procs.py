@@ -237,7 +237,13 @@ class CappedLog:
             self._file.write(f"\n... [{self.omitted_lines} lines omitted] ...\n".encode())
         self._file.write(self._tail)
         self._file.close()
-        return self.path.read_bytes()
+        from pyharness.redact import redact
+
+        data = self.path.read_bytes()  # at most head + tail: secrets a test printed are masked on disk too
+        clean = redact(data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
+        if clean != data:
+            self.path.write_bytes(clean)
+        return clean
 
     @property
     def cut(self) -> bool:

@@ -2,6 +2,7 @@
 
 import json
 import subprocess
+from pathlib import Path
 import sys
 
 import pytest
@@ -117,3 +118,14 @@ def test_ordinary_text_is_left_alone():
     text = ("def total(items):\n    return sum(i.price for i in items)  # see https://example.com/docs#sum\n"
             "git@github.com:org/repo.git  AKIA_PREFIX = 'AKIA'  ghp_short  task-list  user@example.com\n")
     assert redact(text) == text
+
+
+@pytest.mark.case(58)
+def test_a_test_runs_log_on_disk_is_redacted(tree):
+    from pyharness.testrun import run_pytest
+
+    key = "AKIA" + "ABCDEFGHIJKLMNOP"
+    tree.write("tests/test_leak.py", f"def test_leak():\n    print('{key}')\n    assert False\n")
+    run = run_pytest(tree.repo, ["tests/test_leak.py"], timeout=60)
+    assert run.log_path and key not in Path(run.log_path).read_text()
+    assert key not in run.output
