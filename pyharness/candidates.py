@@ -31,8 +31,9 @@ class Framing:
     temperature: float
 
 
-KINDS = ("plain", "plan", "repair", "line")
-"""`line` (fix mode): name the wrong line and its corrected version in words; elsewhere it is a plain request."""
+KINDS = ("plain", "plan", "repair", "line", "spec")
+"""`line` (fix mode): name the wrong line and its corrected version in words; `spec` (fix mode): write the suspect
+function anew from its signature and docstring, its buggy body not shown; elsewhere both are a plain request."""
 
 
 def parse_schedule(spec: str) -> list[Framing]:

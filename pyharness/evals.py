@@ -8,7 +8,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -21,8 +21,9 @@ from pyharness.harness.pipeline import HarnessConfig
 from pyharness.models.base import Model
 from pyharness.mutants import MutantJob
 from pyharness.oneshot import example_text, run_oneshot
+from pyharness.search import PRESETS
 
-AXES = {"harness": ("on", "off"), "protocol": ("text", "tools", "oneshot")}
+AXES = {"harness": ("on", "off"), "protocol": ("text", "tools", "oneshot"), "schedule": tuple(PRESETS)}
 EXAMPLE_TEST = '''"""The task's example: main.py must print exactly the expected output (checked byte for byte)."""
 
 import os
@@ -80,6 +81,8 @@ class EvalConfig:
     name: str
     harness: str = "on"
     protocol: str = "text"
+    schedule: str = "default"
+    """A search.PRESETS name: the search schedule per mode."""
 
 
 def parse_configs(specs: list[str] | None) -> list[EvalConfig]:
@@ -98,7 +101,7 @@ def parse_configs(specs: list[str] | None) -> list[EvalConfig]:
         chosen[key] = list(dict.fromkeys(chosen.get(key, []) + wanted))
     if "tools" in chosen.get("protocol", []):
         raise UserError("protocol=tools is not implemented yet")
-    configs = [EvalConfig("", "on", "text")]
+    configs = [EvalConfig("", "on", "text", "default")]
     for key, values in (chosen or {"harness": ["on"]}).items():
         configs = [EvalConfig(f"{c.name} {key}={v}".strip(), **{**_fields(c), key: v}) for c in configs for v in values]
     # The model alone has no harness to switch: protocol=oneshot is one configuration whatever the harness axis says.
@@ -107,7 +110,7 @@ def parse_configs(specs: list[str] | None) -> list[EvalConfig]:
 
 
 def _fields(config: EvalConfig) -> dict:
-    return {"harness": config.harness, "protocol": config.protocol}
+    return {"harness": config.harness, "protocol": config.protocol, "schedule": config.schedule}
 
 
 @dataclass
@@ -262,8 +265,10 @@ def run_one(plan: EvalPlan, run: RunSpec, models: Models, out: Path) -> dict:
             if run.config.protocol == "oneshot":
                 result = run_oneshot(repo, task, models.for_run(run.model, task.id))
             else:
+                preset = PRESETS[run.config.schedule].get(mode)
+                agent = replace(plan.agent, search_schedule=preset) if preset else plan.agent
                 result = run_job(repo, mode, message, models.for_run(run.model, task.id), tests=tests,
-                                 harness=HarnessConfig.parse_spec(run.config.harness), config=plan.agent,
+                                 harness=HarnessConfig.parse_spec(run.config.harness), config=agent,
                                  default_write_path=write_path, test_timeout=plan.test_timeout)
         except ModelError as err:
             result = _errored(repo, str(err))

@@ -38,6 +38,12 @@ greedy repair straight after the greedy attempt sent the same code back, so repa
 FIX_SCHEDULE = "plain@0,line@0,plain@0.8,line@0.7,repair@0.5,plan@0.6,plain@1.0,repair@0.8"
 """fix mode also asks for the wrong line in words (`line`): in the loop, a 1.5B model named the right line in prose
 more often than it rewrote the function right."""
+PRESETS: dict[str, dict[str, str]] = {
+    "default": {},
+    "spec": {"fix": "plain@0,line@0,spec@0,line@0.7,spec@0.7,repair@0.5,spec@1.0,plan@0.6"},
+}
+"""Named schedules per mode, for `ph eval --configs schedule=default,spec` (a mode a preset leaves out keeps its
+default): a schedule change is measured against the current one in one interleaved run."""
 STOP = ["<|im_end|>", "<|endoftext|>"]
 
 

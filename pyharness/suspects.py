@@ -56,6 +56,8 @@ class FixTarget(Target):
         if framing.kind == "plan":
             return (f"{head} First say in one line which line is wrong and why, then reply with the corrected "
                     "function(s) in one ```python block (whole functions, nothing else).")
+        if framing.kind == "spec":
+            return self._spec_message(test, consts)
         if framing.kind == "line":
             return (f"{head} Which line is wrong? Reply in one sentence that quotes the wrong line and then its "
                     "corrected version, each in backticks: change `the wrong line` to `the corrected line`.")
@@ -66,6 +68,16 @@ class FixTarget(Target):
                     "```python block (whole functions, nothing else).")
         return f"{head} Find the wrong line and reply with the corrected function(s) in one ```python block " \
                "(whole functions, nothing else)."
+
+    def _spec_message(self, test: str, consts: str) -> str:
+        """Ask for the suspect function(s) written anew from signature and docstring: shown its own code, the model
+        sends it back unchanged (5 of 8 candidates in a j01 run), so this request does not show the body."""
+        stubs = "\n\n".join(f"# {u.path}" + (f" (a method of class {u.name.rsplit('.', 1)[0]})" if "." in u.name
+                                                else "") + f"\n{stub_of(u.code)}" for u in self.units)
+        return (f"A test fails: {self.failing}{test}\n\nIt fails with:\n{self.traceback.strip()}\n\nThe body of "
+                f"this code has a bug, so it is not shown:\n```python\n{stubs}\n```{consts}\n\nWrite the complete "
+                "function(s) anew, following the docstring and the test, in one ```python block (whole functions, "
+                "nothing else).")
 
     def extract(self, reply: str, framing: Framing, ws: Workspace) -> str | None:
         r"""The candidate's code in a reply; for a `line` reply, the suspect function with the line it names
@@ -99,6 +111,23 @@ class FixTarget(Target):
             body = files.setdefault(unit.path, ws.read_text(unit.path).splitlines())
             body[unit.start - 1:unit.end] = textwrap.indent(given[short], unit.indent).splitlines()
         return {path: "\n".join(body) + "\n" for path, body in files.items()}
+
+
+def stub_of(code: str) -> str:
+    """A function's decorators, signature and docstring with its body left out (`...` in its place)."""
+    try:
+        node = ast.parse(code).body[0]
+    except (SyntaxError, ValueError, IndexError):
+        return code
+    if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        return code
+    lines = code.splitlines()
+    first = node.body[0]
+    has_doc = isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value,
+                                                                                                   str)
+    keep = lines[:first.end_lineno] if has_doc else lines[:first.lineno - 1]
+    indent = re.match(r"\s*", lines[first.lineno - 1]).group(0) or "    "
+    return "\n".join(keep + [f"{indent}..."])
 
 
 def test_source(ws: Workspace, node_id: str, max_lines: int = 40) -> str:

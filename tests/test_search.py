@@ -301,3 +301,23 @@ def test_fix_a_reply_that_sends_the_code_back_unchanged_is_named_so(tmp_path, de
     result, turns = run(repo, "fix", "", [same, BULK_RIGHT], schedule="plain@0,repair@0.5")
     assert turns[0]["observation"].startswith("greedy: unchanged: the reply sends back the code as it is")
     assert result.outcome == "done" and result.search["run"] == 2
+
+
+def test_fix_spec_framing_hides_the_buggy_body_and_its_rewrite_is_merged(tmp_path, demo_jobs):
+    repo = make_repo(tmp_path / "orders", demo_jobs["fix"])
+    result, turns = run(repo, "fix", "", [BULK_RIGHT], schedule="spec@0")
+    asked = turns[0]["new_messages"][0]["content"]
+    assert "if line.quantity > BULK_THRESHOLD:\n        return round" not in asked  # the body is not shown
+    assert "def bulk_discount(line: OrderLine) -> float:" in asked and "\n    ...\n```" in asked
+    assert "BULK_THRESHOLD" in asked and "Write the complete function(s) anew" in asked
+    assert result.outcome == "done" and result.search["passed_by"] == "greedy", result.reason
+    assert "    if line.quantity >= BULK_THRESHOLD:\n" in (repo / "orders/pricing.py").read_text()
+
+
+def test_eval_schedule_presets_are_an_axis():
+    from pyharness.evals import parse_configs
+    from pyharness.search import PRESETS
+
+    configs = parse_configs(["harness=on schedule=default,spec"])
+    assert [c.name for c in configs] == ["harness=on schedule=default", "harness=on schedule=spec"]
+    assert "spec@" in PRESETS["spec"]["fix"] and PRESETS["default"] == {}
