@@ -8,11 +8,29 @@ import typer
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
     pretty_exceptions_enable=False,
     help="A coding helper for small local models: a tight loop, named actions, no shell.",
 )
 model_app = typer.Typer(no_args_is_help=True, help="Embedded model packs.")
 app.add_typer(model_app, name="model")
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"ph (py-harness) {version('py-harness')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")
+    ] = False,
+) -> None:
+    """A coding helper for small local models: a tight loop, named actions, no shell."""
 
 RepoOpt = Annotated[Path, typer.Option("--repo", help="The repo to work in.")]
 ModelOpt = Annotated[
@@ -27,7 +45,7 @@ ModelOpt = Annotated[
 ]
 HarnessOpt = Annotated[str, typer.Option("--harness", help="on, or off for the thin-wrapper baseline.")]
 LayersOpt = Annotated[str | None, typer.Option("--layers", help="Comma-separated harness layers to switch on.")]
-StepsOpt = Annotated[int, typer.Option("--max-steps", help="Model turns before the run stops.")]
+StepsOpt = Annotated[int, typer.Option("--max-steps", min=1, help="Model turns before the run stops.")]
 EscalateOpt = Annotated[
     str | None,
     typer.Option("--escalate-to", help="A second model for low-confidence turns, e.g. ollama:qwen2.5-coder:7b."),
@@ -96,6 +114,8 @@ def _job(
     from pyharness.models.resolve import resolve_model
     from pyharness.session import check_repo, run_job
 
+    if mode != "fix" and not task.strip():
+        _fail(f"ph {mode}: the task is empty; say what to do, e.g. ph {mode} \"...\"")
     with CtrlC():
         try:
             root = check_repo(repo)
@@ -242,6 +262,9 @@ def demo(
     from pyharness.models.resolve import resolve_model
 
     console = Console()
+    unknown = sorted(set(only or []) - {"ask", "fix", "add", "run"})
+    if unknown:
+        _fail(f"--only {', '.join(unknown)}: the demo jobs are ask, fix, add and run")
     try:
         chosen = resolve_model(model)
         console.print(f"demo with model [bold]{chosen.name}[/bold]")
@@ -270,6 +293,8 @@ def demo(
     ]
     console.print(jobs_table(rows, title=f"ph demo — {chosen.name}"))
     console.print(f"demo: {sum(o.ok for o in outcomes)}/{len(outcomes)} jobs succeeded")
+    if not all(o.ok for o in outcomes):
+        raise typer.Exit(2)  # like a run that did not end done
 
 
 @model_app.command("list")

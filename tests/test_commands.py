@@ -67,3 +67,27 @@ def test_model_list_and_doctor_report_a_missing_pack(tmp_path):
     assert doctor.returncode == 1
     assert "no  pack qwen2.5-coder-1.5b" in doctor.stdout and "no  ollama" in doctor.stdout
     assert "ph model pull qwen2.5-coder-1.5b" in doctor.stderr
+
+
+def test_conventions_version_short_help_and_input_checks(orders):
+    from importlib.metadata import version
+
+    done = ph("--version")
+    assert done.returncode == 0 and done.stdout.strip() == f"ph (py-harness) {version('py-harness')}"
+    short = ph("-h")
+    assert short.returncode == 0 and "Usage:" in short.stdout and "--version" in short.stdout
+    repo = orders("run")
+    empty = ph("run", "   ", "--repo", str(repo))
+    assert empty.returncode == 1 and "the task is empty" in empty.stderr
+    assert not (repo / ".ph").exists()  # refused before anything ran
+    assert ph("fix", "--max-steps", "0", "--repo", str(repo)).returncode == 2
+    bogus = ph("demo", "--only", "bogus")
+    assert bogus.returncode == 1 and "the demo jobs are ask, fix, add and run" in bogus.stderr
+
+
+def test_demo_exits_non_zero_when_a_job_fails(tmp_path):
+    replies = tmp_path / "r.json"
+    replies.write_text(json.dumps(["I do not know."] * 3))
+    done = ph("demo", "--only", "ask", "--model", f"scripted:{replies}", "--max-steps", "2")
+    assert "demo: 0/1 jobs succeeded" in done.stdout
+    assert done.returncode == 2
