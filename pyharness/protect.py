@@ -10,16 +10,16 @@ run they are hashed again: a change (by the model, or by code the tests ran) mak
 import hashlib
 import os
 import re
-import signal
-import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pyharness.procs import clean_env, run_tree
 from pyharness.workspace import SKIP_DIRS, Workspace
 
 COLLECT_TIMEOUT = 60.0
-SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|KEY|AUTH|CREDENTIAL|PRIVATE|CERT", re.IGNORECASE)
+COLLECT_CAP = 2_000_000
+"""Bytes of collection output read (a huge suite's listing beyond this is not needed to name its files)."""
 NODE = re.compile(r"^([^\s:][^:]*?)::", re.MULTILINE)
 ERRORED = re.compile(r"^ERROR (?:collecting )?(\S+?\.py)\b", re.MULTILINE)
 
@@ -28,42 +28,18 @@ def collected_files(root: Path, *, python: str | None = None, timeout: float = C
     """Repo-relative files pytest would collect tests from (empty when it cannot say)."""
     cmd = [python or sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
            f"--rootdir={root}"]
-    env = {k: v for k, v in os.environ.items() if not SECRET_NAME.search(k)}
-    env.update({"PYTHONDONTWRITEBYTECODE": "1", "NO_COLOR": "1"})
-    proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            stdin=subprocess.DEVNULL, start_new_session=True)
-    try:
-        raw, _ = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        proc.communicate()
+    out = bytearray()
+    done = run_tree(cmd, cwd=root, env=clean_env({"PYTHONDONTWRITEBYTECODE": "1", "NO_COLOR": "1"}),
+                    timeout=timeout, sink=lambda data: out.extend(data[:max(0, COLLECT_CAP - len(out))]))
+    if done.timed_out:
         return set()
-    except BaseException:
-        _kill_group(proc)
-        proc.wait()
-        raise
-    finally:
-        _kill_group(proc)  # whatever collection left running in the session goes too
-    text = raw[:2_000_000].decode("utf-8", errors="replace")
+    text = bytes(out).decode("utf-8", errors="replace")
     found = set()
     for name in NODE.findall(text) + ERRORED.findall(text):
         path = (Path(root) / name).resolve()
         if path.is_file() and path.is_relative_to(root):
             found.add(path.relative_to(root).as_posix())
     return found
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    """TERM, then KILL, the process group pytest leads (it has its own session)."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(proc.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            return
-        try:
-            proc.wait(timeout=1)
-        except subprocess.TimeoutExpired:
-            continue
 
 
 @dataclass
