@@ -21,6 +21,7 @@ from pyharness.harness.pipeline import HarnessConfig
 from pyharness.models.base import Model
 from pyharness.mutants import MutantJob
 from pyharness.oneshot import example_text, run_oneshot
+from pyharness.oneshot_jobs import run_oneshot_job
 from pyharness.search import PRESETS
 
 AXES = {"harness": ("on", "off"), "protocol": ("text", "tools", "oneshot"), "schedule": tuple(PRESETS)}
@@ -124,12 +125,6 @@ class EvalPlan:
     repeats: int = 1
     agent: AgentConfig = field(default_factory=AgentConfig)
     test_timeout: float = 60.0
-
-    def __post_init__(self):
-        jobs = [task.id for task in self.tasks if isinstance(task, JobTask | MutantJob)]
-        if jobs and any(config.protocol == "oneshot" for config in self.configs):
-            raise UserError(f"protocol=oneshot is not implemented for job tasks ({len(jobs)} in suite {self.suite}, "
-                            f"e.g. {jobs[0]}): leave it out of --configs for this suite")
 
 
 @dataclass(frozen=True)
@@ -262,8 +257,10 @@ def run_one(plan: EvalPlan, run: RunSpec, models: Models, out: Path) -> dict:
             make_repo(repo, task.job, root=task.root, source=task.source)
             mode, message, write_path = task.job["mode"], task.job["task"], None
         try:
-            if run.config.protocol == "oneshot":
+            if run.config.protocol == "oneshot" and isinstance(task, StdoutTask):
                 result = run_oneshot(repo, task, models.for_run(run.model, task.id))
+            elif run.config.protocol == "oneshot":
+                result = run_oneshot_job(repo, mode, message, models.for_run(run.model, task.id), tests)
             else:
                 preset = PRESETS[run.config.schedule].get(mode)
                 agent = replace(plan.agent, search_schedule=preset) if preset else plan.agent

@@ -1,8 +1,6 @@
 """protocol=oneshot (the model alone: one reply, scored like every run), the three-config plan, the humaneval slice."""
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -94,19 +92,56 @@ def test_oneshot_ignores_the_harness_axis_and_duplicates_collapse():
         parse_configs(["protocol=oneshot,tools"])
 
 
-def test_a_jobs_suite_with_oneshot_is_refused_before_any_run(tmp_path):
-    tasks = job_suite().tasks
-    with pytest.raises(UserError, match=r"^protocol=oneshot is not implemented for job tasks \(\d+ in suite jobs"):
-        EvalPlan("jobs", tasks, ["scripted:x"], parse_configs(["protocol=text,oneshot"]))
-    (tmp_path / "replies").mkdir()
-    proc = subprocess.run([sys.executable, "-m", "pyharness.cli", "eval", "jobs", "--model",
-                           f"scripted:{tmp_path / 'replies'}", "--configs", "protocol=oneshot", "--out",
-                           str(tmp_path / "out")], check=False, cwd=tmp_path, capture_output=True, text=True,
-                          timeout=120)
-    assert proc.returncode == 1 and proc.stdout == ""
-    assert proc.stderr.strip() == (f"ph: protocol=oneshot is not implemented for job tasks ({len(tasks)} in suite "
-                                   "jobs, e.g. demo_ask): leave it out of --configs for this suite")
-    assert not (tmp_path / "out").exists()
+FIXED = ('The comparison is off by one.\n```python\n# orders/pricing.py\ndef bulk_discount(line: OrderLine) -> float:\n'
+         '    """Bulk discount."""\n    if line.quantity >= BULK_THRESHOLD:\n'
+         '        return round(line.total() * BULK_RATE, 2)\n    return 0.0\n```')
+
+
+def test_oneshot_on_jobs_is_one_reply_applied_and_scored_like_the_others(tmp_path):
+    tasks = {t.id: t for t in job_suite().tasks}
+    replies = write_json(tmp_path / "replies", {
+        "demo_fix": [FIXED],
+        "demo_ask": ["The rate for books is in orders/tax.py, line 9: 0.05."],
+        "demo_add": ["```python\n# orders/shipping.py\ndef shipping_cost(weight_kg):\n    return 0.0\n```"]})
+    spec, out = f"scripted:{replies}", tmp_path / "out"
+    chosen = [tasks["demo_fix"], tasks["demo_ask"], tasks["demo_add"]]
+    plan = EvalPlan("jobs", chosen, [spec], parse_configs(["protocol=oneshot"]))
+    records = {r["task"]: r for r in run_eval(plan, out, Models([spec]))}
+    fix, ask, add = records["demo_fix"], records["demo_ask"], records["demo_add"]
+    assert (fix["config"], fix["pass_strict"], fix["steps"], fix["first_try"], fix["outcome"]) == \
+        ("protocol=oneshot", True, 1, True, "done")
+    assert (ask["pass_strict"], add["pass_strict"]) == (True, False)
+    assert add["note"].startswith("hidden check:")
+    start, turn, end = read_transcript(out / fix["transcript"])
+    message = start["first_message"]
+    assert start["mode"] == "oneshot-fix" and start["shown"] == ["orders/lines.py", "orders/pricing.py"]  # imported
+    assert "test_bulk_discount_applies" in message and "assert 0.0 == 2.5" in message  # what pytest said
+    assert "orders/pricing.py:\n```python\n" in message and "if line.quantity > BULK_THRESHOLD:" in message
+    assert turn["wrote"] == ["orders/pricing.py"] and end["changed"] == ["orders/pricing.py"]
+
+
+def test_a_oneshot_fix_that_names_nothing_known_changes_nothing_and_fails(tmp_path):
+    tasks = {t.id: t for t in job_suite().tasks}
+    replies = write_json(tmp_path / "replies", {"demo_fix": ["```python\ndef unrelated():\n    return 1\n```"]})
+    spec = f"scripted:{replies}"
+    plan = EvalPlan("jobs", [tasks["demo_fix"]], [spec], parse_configs(["protocol=oneshot"]))
+    [record] = run_eval(plan, tmp_path / "out", Models([spec]))
+    assert (record["pass_strict"], record["reason"]) == (False, "one reply (oneshot), nothing applied")
+    assert "1 failed" in record["note"]
+
+
+def test_a_oneshot_fix_never_writes_a_test_file(tmp_path):
+    from pyharness.demo import make_repo, load_jobs
+    from pyharness.oneshot_jobs import apply_reply
+    from pyharness.workspace import Workspace
+
+    job = next(j for j in load_jobs() if j["name"] == "fix")
+    repo = make_repo(tmp_path / "repo", job)
+    before = (repo / "tests" / "test_pricing.py").read_bytes()
+    reply = ("```python\n# tests/test_pricing.py\ndef test_bulk_discount_applies():\n    assert True\n```")
+    ws = Workspace(repo, protect_tests=True)
+    assert apply_reply(ws, "fix", reply, ["orders/pricing.py"]) == []
+    assert (repo / "tests" / "test_pricing.py").read_bytes() == before
 
 
 def test_humaneval_slice35_lists_suite_tasks_whose_number_is_divisible_by_4():
