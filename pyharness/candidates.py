@@ -31,9 +31,10 @@ class Framing:
     temperature: float
 
 
-KINDS = ("plain", "plan", "repair", "line", "spec")
-"""`line` (fix mode): name the wrong line and its corrected version in words; `spec` (fix mode): write the suspect
-function anew from its signature and docstring, its buggy body not shown; elsewhere both are a plain request."""
+KINDS = ("plain", "plan", "repair", "line", "spec", "guesses")
+"""`line` (fix mode): name the wrong line and its corrected version in words; `guesses` (fix mode): three such
+one-line changes in one reply, each checked as its own candidate; `spec` (fix mode): write the suspect function
+anew from its signature and docstring, its buggy body not shown; elsewhere each is a plain request."""
 
 
 def parse_schedule(spec: str) -> list[Framing]:
@@ -89,6 +90,11 @@ class Target:
     def extract(self, reply: str, framing: Framing, ws: Workspace) -> str | None:
         """The candidate's code in a reply."""
         return extract_code(reply)
+
+    def extract_all(self, reply: str, framing: Framing, ws: Workspace) -> list[str]:
+        """Every candidate in a reply (one, or none)."""
+        code = self.extract(reply, framing, ws)
+        return [] if code is None else [code]
 
 
 class StdoutTarget(Target):

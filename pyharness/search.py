@@ -41,6 +41,7 @@ more often than it rewrote the function right."""
 PRESETS: dict[str, dict[str, str]] = {
     "default": {},
     "spec": {"fix": "plain@0,line@0,spec@0,line@0.7,spec@0.7,repair@0.5,spec@1.0,plan@0.6"},
+    "guesses": {"fix": "plain@0,guesses@0,plain@0.8,guesses@0.7,repair@0.5,plan@0.6,plain@1.0,guesses@1.0"},
 }
 """Named schedules per mode, for `ph eval --configs schedule=default,spec` (a mode a preset leaves out keeps its
 default): a schedule change is measured against the current one in one interleaved run."""
@@ -125,7 +126,7 @@ class Search:
 
     def _framing(self, framing: Framing, shown: Candidate | None) -> Framing:
         """A repair needs an attempt to show (before there is one it is a plain request); `line` is for fix."""
-        if framing.kind == "repair" and shown is None or framing.kind == "line" and self.job.mode != "fix":
+        if framing.kind == "repair" and shown is None or framing.kind in ("line", "guesses") and self.job.mode != "fix":
             return Framing("plain", framing.temperature)
         return framing
 
@@ -174,7 +175,7 @@ class Search:
         """Ask for one candidate, check it in a scratch copy (once per distinct code), record it."""
         agent = self.agent
         agent.result.steps += 1
-        kind = {"repair": "repair", "line": "line"}.get(framing.kind, "sample")
+        kind = {"repair": "repair", "line": "line", "guesses": "line"}.get(framing.kind, "sample")
         origin = "greedy" if not self.record["candidates"] else f"{kind} {self.counts[kind] + 1}"
         self.counts[kind] += 0 if origin == "greedy" else 1
         attempt = Attempt(shown.code, shown.verdict.failure) if shown is not None else None
@@ -182,7 +183,23 @@ class Search:
         reply = self._ask(message, framing.temperature)
         self.record["candidates"] += 1
         agent._count("search.candidate", f"{origin} ({framing.kind}, temperature {framing.temperature:g})")
-        code = target.extract(reply.text, framing, self.ws)
+        codes = target.extract_all(reply.text, framing, self.ws)
+        tried = []
+        for n, code in enumerate(codes or [None]):
+            tried.append(self._judge(target, origin if n == 0 else f"{origin}.{n + 1}", code))
+            if tried[-1].verdict.green:
+                break
+        candidate = max(tried, key=lambda c: c.verdict.rank)  # the first among equals
+        how = {"origin": origin, "framing": framing.kind, "temperature": framing.temperature}
+        text = "\n".join(f"{c.origin}: " + ("all checks pass" if c.verdict.green else c.verdict.failure)
+                         for c in tried)
+        self._record_turn(message, reply, how, {"name": "candidate", "args": {"files": sorted(candidate.files)}},
+                          Observation(text, ok=candidate.verdict.green))
+        return candidate
+
+    def _judge(self, target, origin: str, code: str | None) -> Candidate:
+        """Check one candidate's code in a scratch copy (once per distinct code) and say what came of it."""
+        agent = self.agent
         candidate = Candidate(origin, code or "")
         if agent._out_of_time():
             candidate.verdict = Verdict(False, failure="not run: the time budget ended this reply")
@@ -202,12 +219,8 @@ class Search:
                 self.agent.result.attempts += 1
         self.record["attempts"].append(f"{origin}: " + ("pass" if candidate.verdict.green else
                                                         one_line(candidate.verdict.failure)))
-        observation = Observation(f"{origin}: " + ("all checks pass" if candidate.verdict.green
-                                                   else candidate.verdict.failure), ok=candidate.verdict.green)
-        agent.emit("observation", observation=observation)
-        how = {"origin": origin, "framing": framing.kind, "temperature": framing.temperature}
-        self._record_turn(message, reply, how, {"name": "candidate", "args": {"files": sorted(candidate.files)}},
-                          observation)
+        agent.emit("observation", observation=Observation(f"{origin}: " + (
+            "all checks pass" if candidate.verdict.green else candidate.verdict.failure), ok=candidate.verdict.green))
         return candidate
 
     def _record_turn(self, message: str, reply: Reply, search: dict, action: dict, observation: Observation) -> None:

@@ -58,6 +58,10 @@ class FixTarget(Target):
                     "function(s) in one ```python block (whole functions, nothing else).")
         if framing.kind == "spec":
             return self._spec_message(test, consts)
+        if framing.kind == "guesses":
+            return (f"{head} The bug is most likely in one line. Give three different guesses, the most likely "
+                    "first, one per line; for each, quote the wrong line and its corrected version, each in "
+                    "backticks: change `the wrong line` to `the corrected line`.")
         if framing.kind == "line":
             return (f"{head} Which line is wrong? Reply in one sentence that quotes the wrong line and then its "
                     "corrected version, each in backticks: change `the wrong line` to `the corrected line`.")
@@ -90,6 +94,25 @@ class FixTarget(Target):
                 lines[said[1] - 1] = said[2]
                 return textwrap.dedent("\n".join(lines[unit.start - 1:unit.end])) + "\n"
         return extract_code(reply)
+
+    def extract_all(self, reply: str, framing: Framing, ws: Workspace) -> list[str]:
+        """Every candidate in a reply: for `guesses`, the suspect function with one line changed per line of the
+        reply that says a change (in order, distinct); otherwise the one `extract` finds."""
+        if framing.kind != "guesses":
+            code = self.extract(reply, framing, ws)
+            return [] if code is None else [code]
+        sources = {u.path: ws.read_text(u.path) for u in self.units}
+        found = []
+        for said in filter(None, (prose_edit(chunk, sources) for chunk in reply.splitlines())):
+            unit = next((u for u in self.units if u.path == said[0] and u.start <= said[1] <= u.end), None)
+            if unit is None:
+                continue
+            lines = sources[unit.path].splitlines()
+            lines[said[1] - 1] = said[2]
+            code = textwrap.dedent("\n".join(lines[unit.start - 1:unit.end])) + "\n"
+            if code not in found:
+                found.append(code)
+        return found[:3]
 
     def apply(self, code: str, ws: Workspace) -> dict[str, str]:
         """The suspect files with each function of `code` put in place of its namesake; {} if none matched."""

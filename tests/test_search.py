@@ -258,7 +258,7 @@ def test_a_malformed_search_schedule_is_a_one_line_error(tmp_path):
                            "--search-schedule", "plain@0,guess@1"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1
     assert proc.stderr.strip() == "ph: --search-schedule: unknown framing 'guess' in the search schedule " \
-                                  "(plain, plan, repair, line, spec)"
+                                  "(plain, plan, repair, line, spec, guesses)"
 
 
 def test_add_a_model_test_that_defines_the_function_itself_is_adopted(tmp_path, demo_jobs):
@@ -321,3 +321,25 @@ def test_eval_schedule_presets_are_an_axis():
     configs = parse_configs(["harness=on schedule=default,spec"])
     assert [c.name for c in configs] == ["harness=on schedule=default", "harness=on schedule=spec"]
     assert "spec@" in PRESETS["spec"]["fix"] and PRESETS["default"] == {}
+
+
+def test_fix_guesses_are_checked_one_by_one_and_the_first_that_passes_is_kept(tmp_path, demo_jobs):
+    repo = make_repo(tmp_path / "orders", demo_jobs["fix"])
+    said = ("1. change `return round(line.total() * BULK_RATE, 2)` to `return round(line.total() * BULK_RATE, 3)`\n"
+            "2. change `if line.quantity > BULK_THRESHOLD:` to `if line.quantity >= BULK_THRESHOLD:`\n"
+            "3. change `return 0.0` to `return 0`\n")
+    result, turns = run(repo, "fix", "", [said], schedule="guesses@0")
+    assert "Give three different guesses" in turns[0]["new_messages"][0]["content"]
+    assert result.outcome == "done" and result.search["passed_by"] == "greedy.2", result.reason
+    assert result.search["run"] == 2 and result.steps == 1  # two guesses checked, one model turn; the third not run
+    assert turns[0]["observation"].startswith("greedy: ") and "0.0 = bulk_discount(" in turns[0]["observation"]
+    assert turns[0]["observation"].endswith("\ngreedy.2: all checks pass")
+    assert "    if line.quantity >= BULK_THRESHOLD:\n" in (repo / "orders/pricing.py").read_text()
+
+
+def test_fix_guesses_that_change_nothing_known_are_no_candidate(tmp_path, demo_jobs):
+    repo = make_repo(tmp_path / "orders", demo_jobs["fix"])
+    result, turns = run(repo, "fix", "", ["change `x = 1` to `x = 2`\nI am not sure."], schedule="guesses@0")
+    assert result.outcome != "done" and result.search["run"] == 0
+    assert turns[0]["observation"] == "greedy: the reply held no code block"
+    assert "if line.quantity > BULK_THRESHOLD:" in (repo / "orders/pricing.py").read_text()
