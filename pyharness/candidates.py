@@ -31,10 +31,12 @@ class Framing:
     temperature: float
 
 
-KINDS = ("plain", "plan", "repair", "line", "spec", "guesses")
+KINDS = ("plain", "plan", "repair", "line", "spec", "guesses", "vote")
 """`line` (fix mode): name the wrong line and its corrected version in words; `guesses` (fix mode): three such
 one-line changes in one reply, each checked as its own candidate; `spec` (fix mode): write the suspect function
-anew from its signature and docstring, its buggy body not shown; elsewhere each is a plain request."""
+anew from its signature and docstring, its buggy body not shown; elsewhere each is a plain request. `vote` is a
+plain request asked only after a candidate passed (function tasks): the passing ones are then chosen among by
+agreement on probe inputs (`pyharness.agree`); before a pass, and where there is nothing to probe, it is skipped."""
 
 
 def parse_schedule(spec: str) -> list[Framing]:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from actions.base import Observation
+from pyharness.agree import choose, probe_calls, seed_calls
 from pyharness.candidates import AddTarget, Attempt, Framing, StdoutTarget, extract_code, parse_schedule
 from pyharness.suspects import FixTarget
 from pyharness.errors import ActionError, Done, LimitsExceeded
@@ -42,6 +43,7 @@ PRESETS: dict[str, dict[str, str]] = {
     "default": {},
     "spec": {"fix": "plain@0,line@0,spec@0,line@0.7,spec@0.7,repair@0.5,spec@1.0,plan@0.6"},
     "guesses": {"fix": "plain@0,guesses@0,plain@0.8,guesses@0.7,repair@0.5,plan@0.6,plain@1.0,guesses@1.0"},
+    "vote": {"stdout": DEFAULT_SCHEDULE + ",vote@0.8,vote@0.8,vote@1.0,vote@1.0"},
 }
 """Named schedules per mode, for `ph eval --configs schedule=default,spec` (a mode a preset leaves out keeps its
 default): a schedule change is measured against the current one in one interleaved run."""
@@ -77,6 +79,8 @@ class Candidate:
     code: str = ""
     files: dict[str, str] = field(default_factory=dict)
     verdict: Verdict = field(default_factory=lambda: Verdict(False, failure="nothing was tried yet"))
+    number: int = 0
+    """Which distinct candidate run this code was (1: the first); 0 when it was not run."""
 
 
 class Search:
@@ -107,26 +111,52 @@ class Search:
                 return
             before = self.before = self._before(target)
             history: list[tuple[Candidate, str]] = []
-            for framing in self.schedule:
+            greens: list[Candidate] = []
+            voting = bool(self._probes(target))
+            for n, framing in enumerate(self.schedule):
+                if (framing.kind == "vote") != bool(greens):
+                    continue  # votes are asked only once a candidate passes, and then nothing else is
                 stop = self._out_of_budget()
                 if stop:
                     break
                 candidate = self._candidate(target, self._framing(framing, shown), shown, history)
                 if candidate.verdict.green:
-                    shown = candidate
-                    break
+                    greens.append(candidate)
+                    shown = greens[0]
+                    if not voting or not any(f.kind == "vote" for f in self.schedule[n + 1:]):
+                        break
+                    continue
                 if candidate.code:
                     history.append((candidate, f"attempt {len(history) + 1}: {one_line(candidate.verdict.failure)}"))
                     if shown is None or candidate.verdict.rank >= shown.verdict.rank:
                         shown = candidate  # the one a repair shows: the best attempt, the latest among equals
+            if len(greens) > 1:
+                shown = self._agree(target, greens)
         finally:
             self.record["seconds"] = round(time.monotonic() - started, 2)
             self.agent.result.search = self.record
         self._finish(shown, before, stop or f"the search schedule ({len(self.schedule)} candidates) ran out")
 
+    def _probes(self, target) -> list[str]:
+        """Probe calls for choosing among passing candidates by agreement (function tasks only; else none)."""
+        if not isinstance(target, StdoutTarget) or not target.function:
+            return []
+        if not hasattr(self, "probe_list"):
+            self.probe_list = probe_calls(seed_calls(self.job.task, target.checks))
+        return self.probe_list
+
+    def _agree(self, target, greens: list[Candidate]) -> Candidate:
+        """The passing candidate whose results on the probe calls the most passing candidates share."""
+        index, support = choose([c.code for c in greens], self._probes(target))
+        self.record["vote"] = {"passing": len(greens), "probes": len(self._probes(target)), "support": support,
+                               "chosen": greens[index].origin}
+        self.agent._count("search.vote", f"{greens[index].origin}: {support} of {len(greens)} passing agree")
+        return greens[index]
+
     def _framing(self, framing: Framing, shown: Candidate | None) -> Framing:
         """A repair needs an attempt to show (before there is one it is a plain request); `line` is for fix."""
-        if framing.kind == "repair" and shown is None or framing.kind in ("line", "guesses") and self.job.mode != "fix":
+        fix_only = framing.kind in ("line", "guesses") and self.job.mode != "fix"
+        if framing.kind == "repair" and shown is None or fix_only or framing.kind == "vote":
             return Framing("plain", framing.temperature)
         return framing
 
@@ -211,12 +241,14 @@ class Search:
                 self.record["duplicates"] += 1
                 agent._count("search.duplicate", f"same code as {self.seen[key].origin}")
                 candidate.verdict, candidate.files = self.seen[key].verdict, self.seen[key].files
+                candidate.number = self.seen[key].number
             else:
                 candidate.files = target.apply(code, self.ws)
                 candidate.verdict = self._verdict(target, code, candidate.files)
                 self.seen[key] = candidate
                 self.record["run"] += 1
                 self.agent.result.attempts += 1
+                candidate.number = self.record["run"]
         self.record["attempts"].append(f"{origin}: " + ("pass" if candidate.verdict.green else
                                                         one_line(candidate.verdict.failure)))
         agent.emit("observation", observation=Observation(f"{origin}: " + (
@@ -307,7 +339,7 @@ class Search:
             raise LimitsExceeded(f"{stop}; search: no candidate passed, kept the best ({best.origin}; "
                                  f"{self._summary()})")
         self.record["passed_by"] = best.origin
-        self.agent.result.first_pass = self.record["run"]
+        self.agent.result.first_pass = best.number or self.record["run"]
         try:
             verdict = self.job.accept(Observation("", final=True), self.ws, self.ctx)
         except ActionError as err:
