@@ -6,7 +6,7 @@ BIN = $(VENV)/bin
 export PIP_DISABLE_PIP_VERSION_CHECK = 1
 export PIP_PROGRESS_BAR = off
 
-.PHONY: demo test safety install-local install-dev pull eval eval-humaneval bench lint
+.PHONY: demo test safety install-local install-dev pull eval eval-humaneval eval-mutants bench lint
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -53,3 +53,12 @@ eval: install-dev pull
 eval-humaneval: install-dev pull
 	$(BIN)/ph eval humaneval --tasks @evals/humaneval/slice35.txt --model $(EVAL_MODEL) \
 		--configs "$(EVAL_CONFIGS)" $(EVAL_BUDGET) --out out/eval-humaneval
+
+# The mutant ruler (issue 9): 60 jobs of the test split (evals/mutants/test60.txt: the first 60 test-split jobs in a
+# stable hash order; 26 of them in the large tree, sympy), fetched and built on first use, the same three
+# configurations, 8 steps and 180 s per run (real projects' tests take longer than the small repos'). Several hours on
+# 2 cores: the run can be stopped and started again with the same command; runs already in results.jsonl are skipped.
+EVAL_MUTANTS_BUDGET = --max-steps 8 --max-seconds 180
+eval-mutants: install-dev pull
+	$(BIN)/ph eval mutants --tasks @evals/mutants/test60.txt --model $(EVAL_MODEL) \
+		--configs "$(EVAL_CONFIGS)" $(EVAL_MUTANTS_BUDGET) --out out/eval-mutants

@@ -172,3 +172,17 @@ def test_eval_runs_a_mutant_job_and_scores_it_on_its_own_tests(fixture_jobs, tmp
     record = json.loads((tmp_path / "out" / "results.jsonl").read_text().splitlines()[0])
     assert record["task"] == job.id and record["pass_strict"] is True, record
     assert record["note"] == "tests/test_ops.py: 4 passed"
+
+
+def test_the_job_lists_name_known_jobs_of_their_own_split():
+    import json
+
+    evals = Path(__file__).resolve().parents[1] / "evals" / "mutants"
+    split = {j["id"]: j["split"] for j in json.loads((evals / "jobs.json").read_text())["jobs"]}
+    lists = {p.name: [ln.split("#")[0].strip() for ln in p.read_text().splitlines() if ln.split("#")[0].strip()]
+             for p in evals.glob("*.txt")}
+    assert {"dev15.txt", "dev-toolz9.txt", "test60.txt"} <= set(lists)
+    for name, ids in lists.items():
+        wanted = "dev" if name.startswith("dev") else "test"
+        assert ids and len(ids) == len(set(ids)) and {split.get(i) for i in ids} == {wanted}, name
+    assert len(lists["test60.txt"]) == 60
