@@ -3,6 +3,7 @@ asked for with the failing test, its traceback, the constants they use and the t
 merged back by name (methods too, with their indentation)."""
 
 import ast
+import difflib
 import re
 import textwrap
 from dataclasses import dataclass, field
@@ -15,6 +16,9 @@ from pyharness.taskchecks import CallCheck
 from pyharness.workspace import Workspace
 
 CALLED = re.compile(r"\b([A-Za-z_]\w*)\(")
+ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*])\s+", re.MULTILINE)
+"""Where a guess starts in a reply: a numbered or bulleted item."""
+FENCED = re.compile(r"```[A-Za-z0-9_+-]*[^\n]*\n(.*?)```", re.DOTALL)
 MAX_UNITS, MAX_UNIT_LINES = 2, 60
 
 
@@ -96,23 +100,41 @@ class FixTarget(Target):
         return extract_code(reply)
 
     def extract_all(self, reply: str, framing: Framing, ws: Workspace) -> list[str]:
-        """Every candidate in a reply: for `guesses`, the suspect function with one line changed per line of the
-        reply that says a change (in order, distinct); otherwise the one `extract` finds."""
+        """Every candidate in a reply: for `guesses`, the suspect function with one line changed for each guess
+        (a numbered item quoting a line and its change, or a short fenced line close to one of the function's),
+        and a whole function if one is fenced; otherwise the one `extract` finds. In order, distinct, at most 3."""
         if framing.kind != "guesses":
             code = self.extract(reply, framing, ws)
             return [] if code is None else [code]
         sources = {u.path: ws.read_text(u.path) for u in self.units}
+        edits = [prose_edit(" ".join(chunk.split()), sources) for chunk in ITEM.split(reply)]
+        for block in FENCED.findall(reply):
+            if "def " not in block:
+                edits += [self._closest(line, sources) for line in block.strip().splitlines()[:3]]
         found = []
-        for said in filter(None, (prose_edit(chunk, sources) for chunk in reply.splitlines())):
+        for said in filter(None, edits):
             unit = next((u for u in self.units if u.path == said[0] and u.start <= said[1] <= u.end), None)
-            if unit is None:
-                continue
-            lines = sources[unit.path].splitlines()
-            lines[said[1] - 1] = said[2]
-            code = textwrap.dedent("\n".join(lines[unit.start - 1:unit.end])) + "\n"
-            if code not in found:
-                found.append(code)
-        return found[:3]
+            if unit is not None:
+                lines = sources[unit.path].splitlines()
+                lines[said[1] - 1] = said[2]
+                found.append(textwrap.dedent("\n".join(lines[unit.start - 1:unit.end])) + "\n")
+        whole = extract_code(reply)
+        if whole and "def " in whole:
+            found.append(whole)
+        return list(dict.fromkeys(found))[:3]
+
+    def _closest(self, new: str, sources: dict[str, str]) -> tuple[str, int, str] | None:
+        """(path, line, new line) for a corrected line given alone: the one suspect line it is closest to (a
+        changed line, similar enough, and no other line as close)."""
+        new = new.strip()
+        scored = sorted(((difflib.SequenceMatcher(None, line.strip(), new).ratio(), u.path, n, line)
+                         for u in self.units for n, line in enumerate(sources[u.path].splitlines(), 1)
+                         if u.start <= n <= u.end and line.strip()), reverse=True)
+        if not new or not scored or scored[0][0] < 0.75 or scored[0][3].strip() == new or \
+                len(scored) > 1 and scored[1][0] == scored[0][0]:
+            return None
+        _, path, number, line = scored[0]
+        return path, number, line[:len(line) - len(line.lstrip())] + new
 
     def apply(self, code: str, ws: Workspace) -> dict[str, str]:
         """The suspect files with each function of `code` put in place of its namesake; {} if none matched."""

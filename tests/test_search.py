@@ -343,3 +343,30 @@ def test_fix_guesses_that_change_nothing_known_are_no_candidate(tmp_path, demo_j
     assert result.outcome != "done" and result.search["run"] == 0
     assert turns[0]["observation"] == "greedy: the reply held no code block"
     assert "if line.quantity > BULK_THRESHOLD:" in (repo / "orders/pricing.py").read_text()
+
+
+def test_fix_guesses_read_two_line_items_a_fenced_line_alone_and_a_whole_function(tmp_path, demo_jobs):
+    from pyharness.candidates import Framing
+    from pyharness.linetrace import RunTrace
+    from pyharness.suspects import FixTarget
+    from pyharness.workspace import Workspace
+
+    repo = make_repo(tmp_path / "orders", demo_jobs["fix"])
+    ws = Workspace(repo)
+    target = FixTarget(ws, "tests/test_pricing.py::test_bulk_discount_applies", "assert 0.0 == 2.5",
+                       "tests/test_pricing.py:17: in test_bulk_discount_applies\n"
+                       "    assert bulk_discount(line) == 2.5\n",
+                       RunTrace())
+    assert [u.name for u in target.units] == ["bulk_discount"]
+    items = ("1. **The wrong line**: `if line.quantity > BULK_THRESHOLD:`\n"
+             "   **The corrected line**: `if line.quantity >= BULK_THRESHOLD:`\n\n"
+             "2. The threshold check is fine; round to 1 place instead:\n```python\n"
+             "        return round(line.total() * BULK_RATE, 1)\n```\n")
+    found = target.extract_all(items, Framing("guesses", 0), ws)
+    assert len(found) == 2
+    assert "    if line.quantity >= BULK_THRESHOLD:\n" in found[0] and found[0].startswith("def bulk_discount(")
+    assert "        return round(line.total() * BULK_RATE, 1)\n" in found[1]
+    assert "if line.quantity > BULK_THRESHOLD:" in found[1]  # one change per guess
+    whole = target.extract_all(BULK_RIGHT, Framing("guesses", 0), ws)
+    assert len(whole) == 1 and "if line.quantity >= BULK_THRESHOLD:" in whole[0]
+    assert target.extract_all("```python\nprint('unrelated')\n```", Framing("guesses", 0), ws) == []
