@@ -1,16 +1,53 @@
 """The `ph` command line: the only place that prints errors or exits. Heavy imports happen inside commands."""
 
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from typer.core import TyperGroup
+
+EXIT_CODES = ("Exit codes: 0 the run ended done (or the command did its job); 1 bad input or set-up "
+              "(a malformed option, a missing repo, no model, a model server that failed); 2 the run ended "
+              "without done (stopped by a budget, invalid, a demo job failed); 130 interrupted (Ctrl-C).")
+
+
+@contextmanager
+def _one_line_usage_errors():
+    """A malformed command line is one `ph: ...` line and exit 1 (exit 2 means a run that did not end done)."""
+    usage_error = next(k for k in typer.BadParameter.__mro__ if k.__name__ == "UsageError")
+    try:
+        yield
+    except usage_error as err:
+        if type(err).__name__ == "NoArgsIsHelpError":  # bare `ph` or `ph model`: the help was shown
+            raise typer.Exit(0) from None
+        from pyharness.console import inert
+
+        where = f" (see {err.ctx.command_path} -h)" if getattr(err, "ctx", None) is not None else ""
+        typer.echo(f"ph: {inert(err.format_message())}{where}", err=True)
+        raise typer.Exit(1) from None
+
+
+class _Commands(TyperGroup):
+    """ph's command group: usage errors of any command, sub-app included, go through `_one_line_usage_errors`."""
+
+    def make_context(self, *args, **kwargs):
+        with _one_line_usage_errors():
+            return super().make_context(*args, **kwargs)
+
+    def invoke(self, ctx):
+        with _one_line_usage_errors():
+            return super().invoke(ctx)
+
 
 app = typer.Typer(
-    add_completion=False,
+    cls=_Commands,
+    add_completion=True,
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
     pretty_exceptions_enable=False,
     help="A coding helper for small local models: a tight loop, named actions, no shell.",
+    epilog='Example: ph ask "Which file defines the tax rate for books?" --repo demo/orders\n\n' + EXIT_CODES,
 )
 model_app = typer.Typer(no_args_is_help=True, help="Embedded model packs.")
 app.add_typer(model_app, name="model")
@@ -32,7 +69,14 @@ def _main(
 ) -> None:
     """A coding helper for small local models: a tight loop, named actions, no shell."""
 
-RepoOpt = Annotated[Path, typer.Option("--repo", help="The repo to work in.")]
+RepoOpt = Annotated[
+    Path | None,
+    typer.Option("--repo", help="The repo to work in (default: the top of the git repo that holds the current "
+                 "folder, else the current folder)."),
+]
+JsonOpt = Annotated[
+    bool, typer.Option("--json", help="Print one JSON object on stdout and nothing else there (the rest: stderr).")
+]
 ModelOpt = Annotated[
     str | None,
     typer.Option(
@@ -50,7 +94,17 @@ EscalateOpt = Annotated[
     str | None,
     typer.Option("--escalate-to", help="A second model for low-confidence turns, e.g. ollama:qwen2.5-coder:7b."),
 ]
-SecondsOpt = Annotated[float, typer.Option("--max-seconds", help="Wall-clock budget of the run.")]
+
+
+def _positive(value: float) -> float:
+    if value <= 0:
+        raise typer.BadParameter(f"{value:g} is not more than 0")
+    return value
+
+
+SecondsOpt = Annotated[
+    float, typer.Option("--max-seconds", callback=_positive, help="Wall-clock budget of the run, in seconds.")
+]
 TestTimeoutOpt = Annotated[
     float, typer.Option("--test-timeout", min=1, help="Seconds one test run may take before ph stops it.")
 ]
@@ -63,7 +117,7 @@ SearchOpt = Annotated[
 ]
 
 
-def _agent_config(max_steps: int, max_seconds: float, schedule: str | None):
+def _agent_config(max_steps: int, max_seconds: float, schedule: str | None, json_command: str | None = None):
     """The run's budgets and search schedule; a malformed schedule is a one-line error."""
     from pyharness.agent import AgentConfig
     from pyharness.candidates import parse_schedule
@@ -73,15 +127,34 @@ def _agent_config(max_steps: int, max_seconds: float, schedule: str | None):
     try:
         parse_schedule(schedule)
     except ValueError as err:
-        _fail(f"--search-schedule: {err}")
+        _fail(f"--search-schedule: {err}", json_command=json_command)
     return AgentConfig(max_steps=max_steps, max_seconds=max_seconds, search_schedule=schedule)
 
 
-def _fail(message: str, code: int = 1) -> None:
+def _fail(message: str, code: int = 1, json_command: str | None = None, result=None) -> None:
+    """One `ph: ...` line on stderr and exit; with --json (json_command set), the failure as the JSON object too."""
     from pyharness.console import inert
 
     typer.echo(f"ph: {inert(message)}", err=True)
+    if json_command:
+        from pyharness.jsonview import failure_object, write
+
+        write(failure_object(json_command, message, code, result))
     raise typer.Exit(code)
+
+
+def _repo(repo: Path | None) -> Path:
+    """The repo to work in: --repo as given (a UserError when it is missing or a file); without --repo, the top of
+    the git work tree that holds the current folder (said on stderr when that is not the current folder)."""
+    from pyharness.gitops import toplevel
+    from pyharness.session import check_repo
+
+    path = check_repo(repo if repo is not None else Path("."))
+    top = toplevel(path) if repo is None else None
+    if top is None or top.resolve() == path:
+        return path
+    typer.echo(f"ph: working in {top.resolve()}, the top of the git repo that holds the current folder", err=True)
+    return top.resolve()
 
 
 def _interrupted(result) -> str:
@@ -106,19 +179,22 @@ def _job(
     max_seconds: float = 900.0,
     schedule: str | None = None,
     test_timeout: float = 120.0,
+    json_out: bool = False,
 ) -> None:
     from pyharness.console import RunView, inert
     from pyharness.errors import Interrupted, ModelError, UserError
     from pyharness.harness.pipeline import HarnessConfig
     from pyharness.interrupts import CtrlC
     from pyharness.models.resolve import resolve_model
-    from pyharness.session import check_repo, run_job
+    from pyharness.session import run_job
 
+    as_json = mode if json_out else None
     if mode != "fix" and not task.strip():
-        _fail(f"ph {mode}: the task is empty; say what to do, e.g. ph {mode} \"...\"")
+        _fail(f"ph {mode}: the task is empty; say what to do, e.g. ph {mode} \"...\"", json_command=as_json)
+    agent_config = _agent_config(max_steps, max_seconds, schedule, as_json)
     with CtrlC():
         try:
-            root = check_repo(repo)
+            root = _repo(repo)
             config = HarnessConfig.parse_spec(harness, layers)
             chosen = resolve_model(model)
             second = resolve_model(escalate) if escalate else None
@@ -132,30 +208,35 @@ def _job(
                 chosen,
                 tests=tests,
                 harness=config,
-                config=_agent_config(max_steps, max_seconds, schedule),
+                config=agent_config,
                 emit=RunView(stream=stream),
                 escalate=second,
                 test_timeout=test_timeout,
             )
         except (ModelError, UserError, ValueError) as err:
-            _fail(str(err))
+            _fail(str(err), json_command=as_json)
             return
         except Interrupted as stop:
-            _fail(_interrupted(stop.result), 130)
+            _fail(_interrupted(stop.result), 130, json_command=as_json, result=stop.result)
             return
         except KeyboardInterrupt:
-            _fail(_interrupted(None), 130)
+            _fail(_interrupted(None), 130, json_command=as_json)
             return
-    if mode == "ask" and result.answer:
+    code = 0 if result.outcome == "done" else 2
+    if json_out:
+        from pyharness.jsonview import run_object, write
+
+        write(run_object(mode, result, code))
+    elif mode == "ask" and result.answer:
         typer.echo(inert(result.answer))
-    if result.outcome != "done":
-        raise typer.Exit(2)
+    if code:
+        raise typer.Exit(code)
 
 
-@app.command()
+@app.command(epilog='Example: ph ask "Where is the tax rate for books set?" --repo demo/orders')
 def ask(
     question: str,
-    repo: RepoOpt = Path("."),
+    repo: RepoOpt = None,
     model: ModelOpt = None,
     harness: HarnessOpt = "on",
     layers: LayersOpt = None,
@@ -163,17 +244,17 @@ def ask(
     stream: StreamOpt = False,
     escalate_to: EscalateOpt = None,
     max_seconds: SecondsOpt = 900.0,
+    json_out: JsonOpt = False,
 ) -> None:
-    """Answer a question about the repo, citing path:line."""
-    _job(
-        "ask", question, repo, model, harness, layers, max_steps, stream, escalate=escalate_to, max_seconds=max_seconds
-    )
+    """Answer a question about the repo, citing path:line; the cited line must hold what the answer says."""
+    _job("ask", question, repo, model, harness, layers, max_steps, stream, escalate=escalate_to,
+         max_seconds=max_seconds, json_out=json_out)
 
 
-@app.command()
+@app.command(epilog="Example: ph fix tests/test_pricing.py --repo path/to/repo --max-steps 10")
 def fix(
     tests: Annotated[list[str] | None, typer.Argument(help="Test files or node ids (default: all).")] = None,
-    repo: RepoOpt = Path("."),
+    repo: RepoOpt = None,
     model: ModelOpt = None,
     harness: HarnessOpt = "on",
     layers: LayersOpt = None,
@@ -183,6 +264,7 @@ def fix(
     max_seconds: SecondsOpt = 900.0,
     search_schedule: SearchOpt = None,
     test_timeout: TestTimeoutOpt = 120.0,
+    json_out: JsonOpt = False,
 ) -> None:
     """Run the tests; if any fail, repair the code until they pass.
 
@@ -202,13 +284,14 @@ def fix(
         max_seconds=max_seconds,
         schedule=search_schedule,
         test_timeout=test_timeout,
+        json_out=json_out,
     )
 
 
-@app.command()
+@app.command(epilog='Example: ph add "a function shipping_cost(weight_kg) in orders/shipping.py" --repo path/to/repo')
 def add(
     feature: str,
-    repo: RepoOpt = Path("."),
+    repo: RepoOpt = None,
     model: ModelOpt = None,
     harness: HarnessOpt = "on",
     layers: LayersOpt = None,
@@ -218,16 +301,17 @@ def add(
     max_seconds: SecondsOpt = 900.0,
     search_schedule: SearchOpt = None,
     test_timeout: TestTimeoutOpt = 120.0,
+    json_out: JsonOpt = False,
 ) -> None:
     """Add a feature together with a test for it."""
     _job("add", feature, repo, model, harness, layers, max_steps, stream, escalate=escalate_to, max_seconds=max_seconds,
-         schedule=search_schedule, test_timeout=test_timeout)
+         schedule=search_schedule, test_timeout=test_timeout, json_out=json_out)
 
 
-@app.command()
+@app.command(epilog='Example: ph run "change the food tax rate to 0.08" --repo path/to/repo')
 def run(
     task: str,
-    repo: RepoOpt = Path("."),
+    repo: RepoOpt = None,
     model: ModelOpt = None,
     harness: HarnessOpt = "on",
     layers: LayersOpt = None,
@@ -236,13 +320,14 @@ def run(
     escalate_to: EscalateOpt = None,
     max_seconds: SecondsOpt = 900.0,
     test_timeout: TestTimeoutOpt = 120.0,
+    json_out: JsonOpt = False,
 ) -> None:
     """Any other change to the repo; done when the model says so and the suite is green."""
     _job("run", task, repo, model, harness, layers, max_steps, stream, escalate=escalate_to, max_seconds=max_seconds,
-         test_timeout=test_timeout)
+         test_timeout=test_timeout, json_out=json_out)
 
 
-@app.command()
+@app.command(epilog="Example: ph demo --only ask --only fix --keep /tmp/ph-demo")
 def demo(
     model: ModelOpt = None,
     harness: HarnessOpt = "on",
@@ -297,7 +382,7 @@ def demo(
         raise typer.Exit(2)  # like a run that did not end done
 
 
-@model_app.command("list")
+@model_app.command("list", epilog="Example: ph model list")
 def model_list() -> None:
     """Show the known packs and whether each is present."""
     from pyharness.models.packs import PACKS, is_present, pack_path
@@ -307,7 +392,7 @@ def model_list() -> None:
         typer.echo(f"{pack.name}\t{state}\t{pack.size / 1e9:.2f} GB\t{pack_path(pack)}\t{pack.description}")
 
 
-@model_app.command("pull")
+@model_app.command("pull", epilog="Example: ph model pull qwen2.5-coder-1.5b")
 def model_pull(pack: Annotated[str, typer.Argument(help="Pack name.")] = "qwen2.5-coder-1.5b") -> None:
     """Fetch a pack, verify its size and sha256, and store it in the user cache dir."""
     from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
@@ -329,58 +414,76 @@ def model_pull(pack: Annotated[str, typer.Argument(help="Pack name.")] = "qwen2.
     typer.echo(f"{pack}: verified, at {path}")
 
 
-@app.command()
+@app.command(epilog="Example: ph undo --repo path/to/repo")
 def undo(
-    repo: RepoOpt = Path("."),
+    repo: RepoOpt = None,
     force: Annotated[bool, typer.Option("--force", help="Undo even files changed since the run.")] = False,
 ) -> None:
     """Put back the files the last run changed, exactly as they were before it."""
     from pyharness.errors import UserError
-    from pyharness.session import check_repo
     from pyharness.undo import undo_last
 
     try:
-        for line in undo_last(check_repo(repo), force=force):
+        for line in undo_last(_repo(repo), force=force):
             typer.echo(line)
     except UserError as err:
         _fail(str(err))
 
 
-@app.command()
-def log(repo: RepoOpt = Path("."), limit: Annotated[int, typer.Option(help="How many runs.")] = 10) -> None:
+@app.command(epilog="Example: ph log --limit 5 --json")
+def log(
+    repo: RepoOpt = None,
+    limit: Annotated[int, typer.Option(min=1, help="How many runs.")] = 10,
+    json_out: JsonOpt = False,
+) -> None:
     """List the latest runs in the repo (newest first): outcome, steps, tokens, seconds."""
     from pyharness.console import inert
     from pyharness.errors import UserError
-    from pyharness.session import check_repo
+    from pyharness.jsonview import run_entry, write
     from pyharness.transcript import latest_runs, read_transcript
 
     try:
-        runs = latest_runs(check_repo(repo), limit)
+        root = _repo(repo)
+        runs = latest_runs(root, limit)
     except UserError as err:
-        _fail(str(err))
+        _fail(str(err), json_command="log" if json_out else None)
         return
-    if not runs:
-        typer.echo("no runs recorded yet")
-    for path in runs:
-        records = read_transcript(path)
-        end = next((r for r in reversed(records) if r["event"] == "end"), {})
-        tokens = end.get("prompt_tokens", 0) + end.get("completion_tokens", 0)
-        typer.echo(inert(
-            f"{path.stem}\t{end.get('outcome', 'unfinished')}\t{end.get('steps', '?')} steps\t{tokens} tokens"
-            f"\t{end.get('seconds', '?')} s\t{end.get('reason', '')[:80]}"
-        ))
+    entries = [run_entry(path, read_transcript(path)) for path in runs]
+    if json_out:
+        write({"command": "log", "repo": str(root), "runs": entries})
+        return
+    if not entries:
+        typer.echo(f"no runs recorded in {inert(root)} yet", err=True)
+    for e in entries:
+        typer.echo(inert(f"{e['run']}\t{e['outcome']}\t{e['steps'] if e['steps'] is not None else '?'} steps"
+                         f"\t{e['tokens']} tokens\t{e['seconds'] if e['seconds'] is not None else '?'} s"
+                         f"\t{e['reason'][:80]}"))
 
 
-@app.command()
+@app.command(epilog="Example: ph show   (the latest run; ph log lists the others)")
 def show(
-    run_id: Annotated[str, typer.Argument(help="A run name from `ph log`, or a transcript path.")],
-    repo: RepoOpt = Path("."),
+    run_id: Annotated[
+        str | None, typer.Argument(help="A run name from `ph log`, or a transcript path (default: the latest run).")
+    ] = None,
+    repo: RepoOpt = None,
 ) -> None:
     """Show one run turn by turn: the model's reply, the action, the harness's fixes, the observation."""
     from pyharness.console import inert
-    from pyharness.transcript import read_transcript
+    from pyharness.errors import UserError
+    from pyharness.transcript import latest_runs, read_transcript, runs_dir
 
-    path = Path(run_id) if run_id.endswith(".jsonl") else repo / ".ph" / "runs" / f"{run_id}.jsonl"
+    try:
+        if run_id is not None and run_id.endswith(".jsonl"):
+            path = Path(run_id)
+        else:
+            root = _repo(repo)
+            latest = latest_runs(root, 1) if run_id is None else [runs_dir(root) / f"{run_id}.jsonl"]
+            if not latest:
+                _fail(f"no runs recorded in {root} yet: ph ask, fix, add or run records one")
+            path = latest[0]
+    except UserError as err:
+        _fail(str(err))
+        return
     if not path.is_file():
         _fail(f"no transcript {path}: see `ph log` for the runs of a repo")
     for record in read_transcript(path):
@@ -397,30 +500,26 @@ def show(
             typer.echo(inert(f"\n# {record['outcome']}: {record['reason']}"))
 
 
-@app.command()
-def doctor() -> None:
-    """Check the set-up: Python, the test runner, llama-cpp-python, the embedded pack, Ollama."""
-    import importlib.util
-    import sys
+@app.command(epilog="Example: ph doctor --json")
+def doctor(json_out: JsonOpt = False) -> None:
+    """Check the set-up (Python, pytest, llama-cpp-python, the embedded pack, Ollama); exit 1 if no model can run."""
+    from pyharness.doctor import diagnose
 
-    from pyharness.models.ollama import OllamaModel
-    from pyharness.models.packs import DEFAULT_PACK, PACKS, is_present, pack_path
+    checks, problem = diagnose()
+    if json_out:
+        from pyharness.jsonview import write
 
-    checks = [
-        ("python", sys.version_info >= (3, 11), sys.version.split()[0]),
-        ("pytest", importlib.util.find_spec("pytest") is not None, "runs the repo's tests"),
-        ("llama-cpp-python", importlib.util.find_spec("llama_cpp") is not None, "pip install 'py-harness[local]'"),
-        (f"pack {DEFAULT_PACK}", is_present(PACKS[DEFAULT_PACK]), str(pack_path(PACKS[DEFAULT_PACK]))),
-    ]
-    ollama = OllamaModel()
-    checks.append(("ollama", ollama.available(), f"{ollama.host}, model llama3.1:8b"))
-    for name, ok, note in checks:
-        typer.echo(f"{'ok ' if ok else 'no '} {name:<28} {note}")
-    if not (checks[3][1] or checks[4][1]):
-        _fail(f"no model: run `ph model pull {DEFAULT_PACK}` or start Ollama and `ollama pull llama3.1:8b`")
+        write({"command": "doctor", "ok": not problem, "exit_code": 1 if problem else 0, "reason": problem,
+               "checks": [vars(c) for c in checks]})
+    else:
+        for c in checks:
+            typer.echo(f"{'ok ' if c.ok else 'no '} {c.name:<28} {c.note}")
+    if problem:
+        typer.echo(f"ph: {problem}", err=True)
+        raise typer.Exit(1)
 
 
-@app.command("eval")
+@app.command("eval", epilog="Example: ph eval jobs --model ollama:qwen2.5-coder:7b --configs harness=on,off --repeat 3")
 def eval_(
     suite: Annotated[
         str, typer.Argument(help="stdout, humaneval, jobs, mutants (mutants:dev, mutants:all), or a task folder.")
@@ -453,7 +552,9 @@ def eval_(
         ),
     ] = False,
     max_steps: StepsOpt = 20,
-    max_seconds: Annotated[float, typer.Option("--max-seconds", help="Wall-clock budget per run.")] = 900.0,
+    max_seconds: Annotated[
+        float, typer.Option("--max-seconds", callback=_positive, help="Wall-clock budget per run, in seconds.")
+    ] = 900.0,
     retry_errors: Annotated[
         bool, typer.Option("--retry-errors", help="Run again the runs that ended in a model error.")
     ] = False,
@@ -462,6 +563,7 @@ def eval_(
         Path | None,
         typer.Option("--from", help="mutants only: build the jobs from a local project with a tests folder."),
     ] = None,
+    json_out: JsonOpt = False,
 ) -> None:
     """Run an eval suite: each task x model x configuration x repeat, interleaved, resumable, with a report."""
     from concurrent.futures import ThreadPoolExecutor
@@ -474,7 +576,9 @@ def eval_(
     from pyharness.evalsuites import check_task, load_suite, select
     from pyharness.mutants import mutant_counts
 
-    console, err = Console(soft_wrap=True, highlight=False), Console(stderr=True, highlight=False, soft_wrap=True)
+    console = Console(soft_wrap=True, highlight=False, stderr=json_out)  # --json: stdout holds only the object
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    as_json = "eval" if json_out else None
     folder = out
     try:
         plan_configs = parse_configs(configs)
@@ -507,7 +611,13 @@ def eval_(
                 for line in mutant_counts(chosen):
                     console.print(line, markup=False)
             if not model:
-                raise typer.Exit(1 if bad or loaded.problems else 0)
+                code = 1 if bad or loaded.problems else 0
+                if json_out:
+                    from pyharness.jsonview import write
+
+                    write({"command": "eval", "suite": loaded.name, "exit_code": code, "checked": len(verdicts),
+                           "excluded": {v.task: v.note for v in verdicts if not v.ok}, "problems": loaded.problems})
+                raise typer.Exit(code)
         if not model:
             raise UserError("name a model: --model llamacpp:qwen2.5-coder-1.5b, ollama:NAME or scripted:PATH")
         if not chosen:
@@ -535,13 +645,14 @@ def eval_(
             on_result=lambda record, done, total: console.print(progress_line(record, done, total, len(model) > 1)),
         )
     except (ModelError, UserError, ValueError) as error:
-        _fail(str(error))
+        _fail(str(error), json_command=as_json)
         return
     except KeyboardInterrupt:
         _fail(
             "interrupted"
             + (f"; finished runs are in {folder / 'results.jsonl'}: run the same command to resume" if folder else ""),
             130,
+            json_command=as_json,
         )
         return
     records, problems = read_results(folder / "results.jsonl")
@@ -556,6 +667,10 @@ def eval_(
     if errors:
         err.print(f"{errors} run(s) ended in a model error (reason in results.jsonl); --retry-errors runs them again")
     console.print(f"results: {folder / 'results.jsonl'}\nsummary: {folder / 'summary.md'}\n{chart}")
+    if json_out:
+        from pyharness.jsonview import summaries_object, write
+
+        write(summaries_object(loaded.name, summaries, folder))
 
 
 if __name__ == "__main__":

@@ -53,6 +53,15 @@ def listed_files(root: Path) -> list[str] | None:
     return [name for name in out.split("\0") if name]
 
 
+def toplevel(path: Path) -> Path | None:
+    """The top of the git work tree that holds path, or None when path is not inside one (or git is missing)."""
+    try:
+        out = run(path, "rev-parse", "--show-toplevel", timeout=10).strip()
+    except GitError:
+        return None
+    return Path(out) if out else None
+
+
 def ignored(root: Path, rels: list[str]) -> set[str]:
     """Which of these repo-relative paths git ignores (empty when root is not a git repo)."""
     if not rels:

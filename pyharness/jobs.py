@@ -2,7 +2,6 @@
 
 import ast
 import hashlib
-import json
 import re
 import shutil
 import tempfile
@@ -11,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from actions.base import Context, Observation
+from pyharness.citations import check_answer
 from pyharness.errors import ActionError
 from pyharness.prompts import repo_map
 from pyharness.testrun import TestRun, run_pytest
@@ -29,7 +29,6 @@ MODE_ACTIONS = {
 }
 FIX_ASK = "Which line is wrong? Write one Thought line that names it and says why, then the edit of that line."
 CALLED = re.compile(r"\b([A-Za-z_]\w*)\(")
-CITATION = re.compile(r"([\w./-]+\.\w+)(?::(\d+))?")
 
 
 @dataclass
@@ -106,7 +105,7 @@ class Job:
     def accept(self, final: Observation, ws: Workspace, ctx: Context) -> str:
         """Check the mode's acceptance rule; returns a one-line verdict or raises ActionError with the evidence."""
         if self.mode == "ask":
-            return self._accept_answer(final.text, ws)
+            return check_answer(final.text, ws)
         changed_tests = [p for p, h in _test_hashes(ws).items() if self.test_hashes.get(p) != h]
         removed = [p for p in self.test_hashes if not (ws.root / p).exists()]
         if self.mode == "fix" and (changed_tests or removed):
@@ -132,24 +131,6 @@ class Job:
         if self.mode == "add":
             return self._accept_new_tests(changed_tests, suite, ctx)
         return f"suite green: {suite.summary()}"
-
-    def _accept_answer(self, text: str, ws: Workspace) -> str:
-        cited = [m.group(1).lstrip("./") for m in CITATION.finditer(text)]
-        seen = [c for c in cited if c in ws.read_files]
-        if seen:
-            return f"answer cites {seen[0]}"
-        read = ", ".join(sorted(ws.read_files)) or "nothing yet"
-        where = _locate(text, ws)
-        if where:
-            fixed = json.dumps({"text": f"{text.strip().rstrip('.')} ({where})."})
-            raise ActionError(
-                f"not accepted: the answer must cite the file it comes from as path:line. "
-                f"If {where} is the source, reply:\nAction: answer {fixed}"
-            )
-        raise ActionError(
-            "not accepted: the answer must cite a file you read, as path:line "
-            f"(files read so far: {read}). Read the file, then answer again."
-        )
 
     def _accept_new_tests(self, changed_tests: list[str], suite: TestRun, ctx: Context) -> str:
         new_tests = [p for p in changed_tests if p.endswith(".py") and Path(p).name.startswith("test")]
@@ -179,22 +160,6 @@ class Job:
         """Remove temporary copies."""
         if self.original is not None:
             shutil.rmtree(self.original, ignore_errors=True)
-
-
-def _locate(answer: str, ws: Workspace) -> str | None:
-    """path:line of the line, in a file the model read, sharing most numbers and names with its answer."""
-    tokens = set(re.findall(r"\d+\.\d+|\d{2,}|[A-Za-z_]\w{3,}", answer))
-    best, where = 0, None
-    for rel in sorted(ws.read_files):
-        if ws.is_test_path(rel) or not (ws.root / rel).is_file():
-            continue
-        lines = (ws.root / rel).read_text(encoding="utf-8", errors="replace").splitlines()
-        for n, line in enumerate(lines, 1):
-            found = set(re.findall(r"\d+\.\d+|\d{2,}|[A-Za-z_]\w{3,}", line)) & tokens
-            score = sum(2 if t[0].isdigit() else 1 for t in found)
-            if score > best:
-                best, where = score, f"{rel}:{n}"
-    return where
 
 
 def related_source(ws: Workspace, traceback: str, limit: int = 2, ran: "RunTrace | None" = None) -> str:

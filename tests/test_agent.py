@@ -162,7 +162,7 @@ def test_unknown_action_and_garbage_get_clear_errors(orders, drive):
             'Action: frobnicate {"x": 1}',
             "I think the answer is somewhere in the code.",
             'Action: read {"path": "orders/tax.py"}',
-            'Action: answer {"text": "orders/tax.py:9"}',
+            'Action: answer {"text": "orders/tax.py:9 holds 0.05"}',
         ],
     )
     turns = [r for r in records if r["event"] == "turn"]
@@ -279,7 +279,7 @@ def test_copied_example_path_is_refused_with_the_real_files(orders, drive):
         [
             'Action: read {"path": "shop/cart.py"}',
             'Action: read {"path": "orders/tax.py"}',
-            'Action: answer {"text": "orders/tax.py:9"}',
+            'Action: answer {"text": "orders/tax.py:9 holds 0.05"}',
         ],
     )
     turns = [r for r in records if r["event"] == "turn"]

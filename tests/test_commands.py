@@ -47,14 +47,15 @@ def test_undo_removes_a_file_the_run_created(orders, tmp_path):
 def test_log_and_show_describe_the_recorded_run(orders, tmp_path):
     repo = orders("ask")
     replies = tmp_path / "r.json"
-    replies.write_text(json.dumps(['Action: read("orders/tax.py")', 'Action: answer {"text": "orders/tax.py:9"}']))
+    replies.write_text(json.dumps(['Action: read("orders/tax.py")',
+                                   'Action: answer {"text": "orders/tax.py:9 holds 0.05"}']))
     assert ph("ask", "where?", "--repo", str(repo), "--model", f"scripted:{replies}").returncode == 0
     listed = ph("log", "--repo", str(repo)).stdout.strip().splitlines()
     assert len(listed) == 1 and "\tdone\t2 steps\t" in listed[0]
     shown = ph("show", listed[0].split("\t")[0], "--repo", str(repo))
     assert shown.returncode == 0
     assert "## step 1" in shown.stdout and "harness: parse.call_syntax" in shown.stdout
-    assert shown.stdout.strip().endswith("# done: answer cites orders/tax.py")
+    assert shown.stdout.strip().endswith("# done: answer cites orders/tax.py:9, which holds 0.05")
 
 
 def test_model_list_and_doctor_report_a_missing_pack(tmp_path):
@@ -80,7 +81,7 @@ def test_conventions_version_short_help_and_input_checks(orders):
     empty = ph("run", "   ", "--repo", str(repo))
     assert empty.returncode == 1 and "the task is empty" in empty.stderr
     assert not (repo / ".ph").exists()  # refused before anything ran
-    assert ph("fix", "--max-steps", "0", "--repo", str(repo)).returncode == 2
+    assert ph("fix", "--max-steps", "0", "--repo", str(repo)).returncode == 1  # a usage error, like any bad input
     bogus = ph("demo", "--only", "bogus")
     assert bogus.returncode == 1 and "the demo jobs are ask, fix, add and run" in bogus.stderr
 
