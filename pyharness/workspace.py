@@ -167,7 +167,8 @@ class Workspace:
             raise refuse(path, "it is not a regular file (a device, pipe or socket)")
         if real.stat().st_size > MAX_READ_BYTES:
             raise refuse(path, f"the file is {real.stat().st_size} bytes, over the {MAX_READ_BYTES} bytes ph reads")
-        if _binary(real):
+        known = self.cache.entry(real)  # known from the listing: no second open of the file
+        if known is None or known.binary:
             raise refuse(path, "it is a binary file; only text files are read")
         return _decode(real.read_bytes())
 
@@ -245,14 +246,6 @@ def _same_shape(raw: bytes, content: str) -> str:
     elif not raw.endswith(b"\n") and content.endswith("\n"):
         content = content[: -len(ending)]
     return content
-
-
-def _binary(path: Path) -> bool:
-    try:
-        with path.open("rb") as f:
-            return b"\0" in f.read(8192)
-    except OSError:
-        return True
 
 
 def _changed_lines(old: str, new: str) -> int:
