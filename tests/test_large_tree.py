@@ -191,9 +191,9 @@ def test_state_hash_reads_only_changed_files(tree, tmp_path, monkeypatch):
     target = repo / "pkg" / "sub03" / "mod04.py"
     stamp = target.stat()
     before = target.read_text(encoding="utf-8")
-    opened.clear()
     target.write_text(before.replace("return", "retURN", 1), encoding="utf-8")  # same size ...
     os.utime(target, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))  # ... and the same mtime: ctime still moves
+    opened.clear()
     second = ws.state_hash()
     assert second != first
     assert files_read(opened, repo) == [str(target)]
