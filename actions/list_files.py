@@ -5,7 +5,9 @@ from pydantic import BaseModel, Field
 from actions.base import Action, Context, Observation
 from pyharness.errors import ActionError
 
-MAX_FILES = 200
+MAX_FILES = 100
+"""A folder with more files than this is shown by subfolder (with file counts), not file by file."""
+MAX_ENTRIES = 60
 
 
 class Args(BaseModel):
@@ -21,9 +23,25 @@ def run(args: Args, ctx: Context) -> Observation:
     if not folder.exists():
         raise ActionError(f"{args.path} does not exist; list \".\" to see the repo")
     names = [n for n in ws.files() if n.startswith(prefix)]
-    shown = names[:MAX_FILES]
-    more = f"\n... and {len(names) - MAX_FILES} more" if len(names) > MAX_FILES else ""
-    return Observation(f"{len(names)} files under {prefix or './'}:\n" + "\n".join(shown) + more)
+    if len(names) <= MAX_FILES:
+        return Observation(f"{len(names)} files under {prefix or './'}:\n" + "\n".join(names))
+    return Observation(f"{len(names)} files under {prefix or './'}, too many to show one by one; its folders "
+                       "(list one to see its files) and files:\n" + "\n".join(overview(names, prefix)))
+
+
+def overview(names: list[str], prefix: str) -> list[str]:
+    """One line per subfolder of `prefix` (with how many files it holds) and per file directly in it, capped."""
+    counts: dict[str, int] = {}
+    for name in names:
+        head, sep, _ = name[len(prefix):].partition("/")
+        key = prefix + head + sep
+        counts[key] = counts.get(key, 0) + 1
+    folders = sorted(k for k in counts if k.endswith("/"))
+    lines = [f"{k} ({counts[k]} file{'s' if counts[k] > 1 else ''})" for k in folders]
+    lines += sorted(k for k in counts if not k.endswith("/"))
+    if len(lines) > MAX_ENTRIES:
+        lines = lines[:MAX_ENTRIES] + [f"... {len(lines) - MAX_ENTRIES} more entries; list a folder or search"]
+    return lines
 
 
 ACTION = Action(name="list", args=Args, run=run, description=__doc__.strip(), example='Action: list {"path": "."}',

@@ -107,12 +107,34 @@ def latest(records: list[dict]) -> list[dict]:
     return list(keep.values())
 
 
+LARGE_SUFFIX = " · large tree"
+
+
 def summarise(records: list[dict]) -> list[ConfigSummary]:
-    """One summary per (model, config), in the order they first appear."""
+    """One summary per (model, config), in the order they first appear; then, when some runs were on a large tree
+    (mutant jobs record `large`), one more per (model, config) over those runs alone, its config named
+    `CONFIG · large tree`."""
     groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
     for record in latest(records):
         groups[(record["model"], record["config"])].append(record)
-    return [_summary(model, config, runs) for (model, config), runs in groups.items()]
+    summaries = [_summary(model, config, runs) for (model, config), runs in groups.items()]
+    for (model, config), runs in groups.items():
+        large = [r for r in runs if on_large_tree(r)]
+        if large:
+            summaries.append(_summary(model, config + LARGE_SUFFIX, large))
+    return summaries
+
+
+def on_large_tree(record: dict) -> bool:
+    """Whether a run was a mutant job in a large tree; records written before runs carried `large` are told by
+    their task id, which starts with the project's name."""
+    if "large" in record:
+        return bool(record["large"])
+    if not str(record.get("suite", "")).startswith("mutants"):
+        return False
+    from pyharness.mutants import LARGE_TREE, PROJECTS
+
+    return any(record["task"].startswith(p.name + "-") for p in PROJECTS.values() if p.python_files >= LARGE_TREE)
 
 
 def _summary(model: str, config: str, runs: list[dict]) -> ConfigSummary:

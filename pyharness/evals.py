@@ -279,7 +279,8 @@ def run_one(plan: EvalPlan, run: RunSpec, models: Models, out: Path) -> dict:
             "completion_tokens": result.completion_tokens, "seconds": result.seconds,
             "wall_seconds": round(time.monotonic() - started, 2), "timed_out": timed_out, "outcome": result.outcome,
             "reason": result.reason, "note": note, "interventions": dict(sorted(result.interventions.items())),
-            "transcript": transcript, "finished": datetime.now(UTC).isoformat(timespec="seconds")}
+            "transcript": transcript, "finished": datetime.now(UTC).isoformat(timespec="seconds"),
+            **({"project": task.project, "large": task.large} if isinstance(task, MutantJob) else {})}
 
 
 def make_stdout_repo(repo: Path, task: StdoutTask) -> Path:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from actions.base import Context, Observation
 from pyharness.citations import check_answer
 from pyharness.errors import ActionError
+from pyharness.filerank import focus, tests_query
 from pyharness.prompts import repo_map
 from pyharness.testrun import TestRun, run_pytest
 from pyharness.workspace import SKIP_DIRS, Workspace
@@ -55,7 +56,7 @@ class Job:
     def prepare(self, ws: Workspace, ctx: Context) -> str:
         """Record what acceptance needs and return the first task message."""
         self.test_hashes = _test_hashes(ws)
-        files = repo_map(ws)
+        files = repo_map(ws, self.task) if self.mode != "fix" else ""
         if self.mode == "ask":
             return (
                 f"Question: {self.task}\n\nRepository files:\n{files}\n\nFind the answer in the code (search or "
@@ -70,7 +71,9 @@ class Job:
             ran = (trace_test(ws.root, self.failing_before[0], timeout=ctx.test_timeout, python=ctx.python)
                    if self.failing_before else RunTrace())
             self.trace = ran
-            related = related_source(ws, self.first_run.first_traceback, ran=ran)
+            traceback = self.first_run.first_traceback
+            related = related_source(ws, traceback, ran=ran)
+            files = repo_map(ws, f"{self.task}\n{tests_query(ws, self.failing_before)}", traceback)
             return (
                 f"The tests fail. Fix the code so that they pass; do not change the tests.{extra}\n\n"
                 f"{self.first_run.observation()}\n\n{related}Repository files:\n{files}\n\n{FIX_ASK}"
@@ -170,9 +173,7 @@ def related_source(ws: Workspace, traceback: str, limit: int = 2, ran: "RunTrace
     """
     names = list(dict.fromkeys(CALLED.findall(traceback)))
     shown = []
-    for rel in ws.files():
-        if not rel.endswith(".py") or ws.is_test_path(rel):
-            continue
+    for rel in focus(ws, traceback, extra=list(ran.lines) if ran else []):
         source = (ws.root / rel).read_text(encoding="utf-8", errors="replace")
         try:
             tree = ast.parse(source)

@@ -18,6 +18,7 @@ import fnmatch
 import os
 import re
 import stat
+from functools import lru_cache
 from pathlib import Path
 
 from pyharness.errors import PolicyError
@@ -81,10 +82,18 @@ def _name(part: str) -> str:
 def protected_rule(parts: list[str]) -> str | None:
     """The rule that protects a path with these components (any spelling), or None."""
     for part in parts:
-        name = _name(part)
-        for patterns, rule in RULES:
-            if any(fnmatch.fnmatchcase(name, pat) for pat in patterns):
-                return rule
+        rule = _name_rule(_name(part))
+        if rule:
+            return rule
+    return None
+
+
+@lru_cache(maxsize=8192)
+def _name_rule(name: str) -> str | None:
+    """The rule protecting one (normalised) path component; cached, as a big tree repeats its folder names."""
+    for patterns, rule in RULES:
+        if any(fnmatch.fnmatchcase(name, pat) for pat in patterns):
+            return rule
     return None
 
 

@@ -61,19 +61,34 @@ def system_prompt(mode: str, actions: dict[str, Action], path: str | None = None
     return SYSTEM.format(actions="\n".join(blocks), look=look, rules=MODE_RULES.get(mode, ""))
 
 
-def repo_map(ws: Workspace, max_files: int = 60) -> str:
-    """The repo's files, with the top-level functions and classes of each Python file."""
+WHOLE_TREE = 60
+"""A tree of at most this many files is shown whole, in name order (as it always was)."""
+MAP_FILES = 15
+"""A larger tree shows only this many files, the most relevant first (pyharness/filerank.py)."""
+MAP_SYMBOLS = 8
+"""Names shown per file of a larger tree's map (a small tree's shows 12)."""
+
+
+def repo_map(ws: Workspace, query: str = "", traceback: str = "", max_files: int = MAP_FILES) -> str:
+    """The repo's files, with the top-level functions and classes of each Python file: all of a small tree; of a
+    large one the `max_files` files the traceback and task (`query`) point at, then how many more there are."""
+    names, per_file = ws.files(), 12
+    if len(names) > WHOLE_TREE:
+        from pyharness.filerank import rank
+
+        names, per_file = rank(ws, query, traceback, names), MAP_SYMBOLS
+    else:
+        max_files = WHOLE_TREE
     lines = []
-    names = ws.files()
     for name in names[:max_files]:
         entry = name
         if name.endswith(".py"):
-            symbols = _symbols((ws.root / name).read_text(encoding="utf-8", errors="replace"))
+            symbols = list(dict.fromkeys(_symbols((ws.root / name).read_text(encoding="utf-8", errors="replace"))))
             if symbols:
-                entry += ": " + ", ".join(symbols[:12])
+                entry += ": " + ", ".join(symbols[:per_file])
         lines.append(entry)
     if len(names) > max_files:
-        lines.append(f"... and {len(names) - max_files} more files")
+        lines.append(f"... {len(names) - max_files} more files; use search to find code, or list a folder")
     return "\n".join(lines) if lines else "(the repo is empty)"
 
 

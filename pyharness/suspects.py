@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from pyharness.candidates import Attempt, Framing, Target, extract_code
 from pyharness.errors import ActionError
+from pyharness.filerank import focus
 from pyharness.harness.prose import prose_edit
 from pyharness.linetrace import RunTrace
 from pyharness.taskchecks import CallCheck
@@ -200,9 +201,7 @@ def suspects(ws: Workspace, traceback: str, ran: RunTrace) -> list[Unit]:
     whose lines ran in it (innermost first); at most MAX_UNITS."""
     named = list(dict.fromkeys(CALLED.findall(traceback)))
     found: list[tuple[tuple, Unit]] = []
-    for rel in ws.files():
-        if not rel.endswith(".py") or ws.is_test_path(rel):
-            continue
+    for rel in focus(ws, traceback, extra=list(ran.lines)):  # all source files of a small tree
         source = ws.read_text(rel)
         try:
             tree = ast.parse(source)

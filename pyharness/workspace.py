@@ -7,10 +7,11 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pyharness import gitops
+from pyharness import gitops, ignore
 from pyharness.errors import ActionError
 from pyharness.paths import PolicyError, protected_rule, refuse
 from pyharness.paths import resolve as resolve_path
+from pyharness.treecache import TreeCache
 
 # Refused for writes in fix mode (the tests and their config are the judge), beside what pytest collects.
 TEST_PATTERNS = (
@@ -84,6 +85,8 @@ class Workspace:
     """Bytes all writes of this run carried so far."""
     created_dirs: list[str] = field(default_factory=list)
     """Folders this run's writes created (repo-relative, parents first)."""
+    cache: TreeCache = field(default_factory=lambda: TreeCache(MAX_READ_BYTES), repr=False, compare=False)
+    """Per-file facts refreshed by stat: a step reads only the files that changed."""
 
     def __post_init__(self):
         given = os.path.abspath(self.root)
@@ -121,16 +124,17 @@ class Workspace:
                 or any(fnmatch.fnmatch(rel, pat) for pat in TEST_PATTERNS) or "/tests/" in f"/{rel}")
 
     def files(self) -> list[str]:
-        """Text files of the repo, sorted: not gitignored, not protected (.git, .ph, secrets), inside the repo."""
+        """Text files of the repo, sorted: not ignored (git, .gitignore, build output, environments, caches: see
+        pyharness/ignore.py), not protected (.git, .ph, secrets), inside the repo."""
+        return [name for name, _ in self._listing()]
+
+    def _listing(self) -> list[tuple[str, bytes]]:
+        """(name, content digest) of each file `files` lists."""
         names = gitops.listed_files(self.root)
         if names is None:
-            names = []
-            for dirpath, dirnames, filenames in os.walk(self.root):
-                dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
-                for name in filenames:
-                    names.append((Path(dirpath) / name).relative_to(self.root).as_posix())
+            names = ignore.walk(self.root)
         else:
-            names = [n for n in names if not any(p in SKIP_DIRS for p in n.split("/"))]
+            names = ignore.visible([n for n in names if not any(p in SKIP_DIRS for p in n.split("/"))])
         found = []
         for name in sorted(set(names)):
             if protected_rule(name.split("/")):
@@ -139,15 +143,17 @@ class Workspace:
                 real = resolve_path(self.root, name)
             except PolicyError:  # a link out of the repo, a loop, a link to a secret: not listed, not searched
                 continue
-            if real.is_file() and not _binary(real):
-                found.append(name)
+            known = self.cache.entry(real)
+            if known is not None and not known.binary:
+                found.append((name, known.digest))
         return found
 
     def state_hash(self) -> str:
-        """A hash of every file's path and content: changes whenever the model changes anything."""
+        """A hash of every file's path and content: changes whenever anything changes. A file is read only when
+        its stat changed since the last hash (`TreeCache`), so a step costs one stat per file, not one read."""
         digest = hashlib.sha256()
-        for name in self.files():
-            digest.update(name.encode() + b"\0" + _read_bytes(self.root / name) + b"\0")
+        for name, content in self._listing():
+            digest.update(name.encode() + b"\0" + content + b"\0")
         return digest.hexdigest()[:16]
 
     def read_text(self, path: str) -> str:
@@ -161,7 +167,8 @@ class Workspace:
             raise refuse(path, "it is not a regular file (a device, pipe or socket)")
         if real.stat().st_size > MAX_READ_BYTES:
             raise refuse(path, f"the file is {real.stat().st_size} bytes, over the {MAX_READ_BYTES} bytes ph reads")
-        if _binary(real):
+        known = self.cache.entry(real)  # known from the listing: no second open of the file
+        if known is None or known.binary:
             raise refuse(path, "it is a binary file; only text files are read")
         return _decode(real.read_bytes())
 
@@ -204,6 +211,7 @@ class Workspace:
         if self.undo is not None:
             self.undo.save(rel, raw, content.encode("utf-8"))
         made = _atomic_write(real, content)
+        self.cache.forget(real)
         self.created_dirs += [self.rel(d) for d in made]
         self.bytes_written += len(data)
         self.changed[rel] = self.changed.get(rel, 0) + delta
@@ -238,21 +246,6 @@ def _same_shape(raw: bytes, content: str) -> str:
     elif not raw.endswith(b"\n") and content.endswith("\n"):
         content = content[: -len(ending)]
     return content
-
-
-def _read_bytes(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError:
-        return b""
-
-
-def _binary(path: Path) -> bool:
-    try:
-        with path.open("rb") as f:
-            return b"\0" in f.read(8192)
-    except OSError:
-        return True
 
 
 def _changed_lines(old: str, new: str) -> int:

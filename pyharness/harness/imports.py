@@ -29,20 +29,24 @@ def undefined_names(source: str) -> list[str] | None:
     return list(dict.fromkeys(m.message_args[0] for m in found if type(m).__name__ == "UndefinedName"))
 
 
+def _top_level(source: str) -> list[str]:
+    """The functions and classes a module defines at its top level ([] when it does not parse)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    return [node.name for node in tree.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)]
+
+
 def resolve(names: list[str], ws: Workspace, task: str) -> dict[str, str] | None:
     """name -> module for every name, or None if any name has no single home."""
     defined: dict[str, set[str]] = {}
     for rel in ws.files():
         if not rel.endswith(".py") or ws.is_test_path(rel):
             continue
-        try:
-            tree = ast.parse((ws.root / rel).read_text(encoding="utf-8", errors="replace"))
-        except (SyntaxError, ValueError):
-            continue
         module = rel[:-3].replace("/", ".").removesuffix(".__init__")
-        for node in tree.body:
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                defined.setdefault(node.name, set()).add(module)
+        for name in ws.cache.derive(ws.root / rel, "toplevel", _top_level) or ():  # parsed once per file version
+            defined.setdefault(name, set()).add(module)
     named = {m.replace("/", ".") for m in PATH_IN_TASK.findall(task) if not m.startswith("test")}
     out = {}
     for name in names:

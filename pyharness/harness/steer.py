@@ -88,6 +88,8 @@ def redundant(call: ActionCall, ws: Workspace, looked: set[tuple[str, str]], sta
 
 
 def source_files(ws: Workspace, limit: int = 200) -> dict[str, str]:
-    """The repo's Python files that are not tests (path -> text): where a stated edit may point."""
-    names = [p for p in ws.files() if p.endswith(".py") and not ws.is_test_path(p)][:limit]
+    """The repo's Python files that are not tests (path -> text): where a stated edit may point. On a tree with
+    more than `limit` of them, the files the model read or changed come first."""
+    names = [p for p in ws.files() if p.endswith(".py") and not ws.is_test_path(p)]
+    names = sorted(names, key=lambda p: p not in ws.read_files and p not in ws.changed)[:limit]
     return {p: (ws.root / p).read_text(encoding="utf-8", errors="replace") for p in names}
