@@ -9,6 +9,7 @@ import os
 import re
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -130,6 +131,20 @@ def run_pytest(root: Path, targets: list[str] | None = None, *, timeout: float =
     return run
 
 
+def _prune(folder: Path, quiet_for: float = 600.0) -> None:
+    """Remove the oldest logs beyond KEPT_LOGS, but never one written in the last `quiet_for` seconds: another ph
+    (an eval beside a test session) may still be writing it."""
+    now, logs = time.time(), []
+    for log in folder.glob("pytest-*.log"):
+        try:
+            logs.append((log.stat().st_mtime, log))
+        except FileNotFoundError:  # another ph removed it meanwhile
+            continue
+    for mtime, old in sorted(logs)[:-KEPT_LOGS]:
+        if now - mtime > quiet_for:
+            old.unlink(missing_ok=True)
+
+
 def _log_path() -> Path:
     """A new private log file in ph's per-user log directory (the oldest logs beyond KEPT_LOGS are removed)."""
     folder = Path(tempfile.gettempdir()) / f"ph-test-logs-{os.getuid()}"
@@ -138,8 +153,7 @@ def _log_path() -> Path:
         st = folder.lstat()
         if not folder.is_dir() or folder.is_symlink() or st.st_uid != os.getuid() or st.st_mode & 0o077:
             raise PermissionError(f"{folder} is not ph's own private directory")
-        for old in sorted(folder.glob("pytest-*.log"), key=lambda p: p.stat().st_mtime)[:-KEPT_LOGS]:
-            old.unlink(missing_ok=True)
+        _prune(folder)
     except OSError:
         folder = Path(tempfile.mkdtemp(prefix="ph-test-logs-"))
     fd, name = tempfile.mkstemp(prefix="pytest-", suffix=".log", dir=folder)
