@@ -77,6 +77,7 @@ class OpenAIModel:
         if options.stop:
             request["stop"] = options.stop[:SERVER_STOPS]
         text = options.prefix
+        shown = len(text)  # text[shown:] is held back while it may be the start of a stop sequence
         finish: str | None = None
         usage: Any = None
         ended_here = False  # a stop sequence or `should_stop` ended the reply on this side
@@ -90,8 +91,7 @@ class OpenAIModel:
                     cut = _first_stop(text, options.stop, max(len(options.prefix), before - _longest(options.stop)))
                     if cut is not None:
                         text, ended_here = text[:cut], True
-                    if options.on_text is not None and len(text) > before:
-                        options.on_text(text[before:])
+                    shown = _show(text, shown, [] if ended_here else options.stop, options.on_text)
                     if not ended_here and "\n" in piece and options.should_stop and options.should_stop(text):
                         ended_here = True
                     if ended_here:
@@ -101,6 +101,7 @@ class OpenAIModel:
                     finish = choice.finish_reason
             if ended_here:
                 break
+        _show(text, shown, [], options.on_text)
         if finish is None:
             raise ModelError(f"the server at {self.base_url} ended the reply before finishing: check that it is "
                              "still running", transient=True)
@@ -261,6 +262,15 @@ def _first_stop(text: str, stops: list[str], start: int) -> int | None:
     """Where the earliest stop sequence begins in `text[start:]`, or None."""
     found = [i for s in stops if s and (i := text.find(s, max(start, 0))) >= 0]
     return min(found) if found else None
+
+
+def _show(text: str, shown: int, stops: list[str], on_text: Any) -> int:
+    """Hand `on_text` the text after `shown`, but for a tail that may begin a stop sequence; the new `shown`."""
+    held = max((k for s in stops for k in range(1, len(s)) if text.endswith(s[:k])), default=0)
+    upto = max(shown, len(text) - held)
+    if on_text is not None and upto > shown:
+        on_text(text[shown:upto])
+    return upto
 
 
 def _longest(stops: list[str]) -> int:
