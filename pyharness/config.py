@@ -13,6 +13,7 @@ raise a budget, load a file of its choosing as a model, or send the prompt and O
 choosing. Anything else there is ignored with a one-line note.
 """
 
+import ipaddress
 import os
 import re
 import tomllib
@@ -27,7 +28,6 @@ ENV_MODEL = "PH_MODEL"
 ENV_CONFIG = "PH_CONFIG"
 KEYS: dict[str, type] = {"model": str, "max_steps": int, "max_seconds": float, "test_timeout": float, "stream": bool}
 """The settings a user config file may hold, by their Python name; the file spells them with '-' or '_'."""
-LOOPBACK = {"localhost", "127.0.0.1", "::1"}
 
 
 @dataclass(frozen=True)
@@ -210,6 +210,15 @@ def _line_of(text: str, key: str) -> int:
     return next((n for n, line in enumerate(text.splitlines(), 1) if pattern.match(line)), 1)
 
 
+def _loopback(host: str | None) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host or "").is_loopback
+    except ValueError:
+        return False
+
+
 def _repo_model_refusal(spec: Any) -> str:
     """Why a repo may not choose this model ('' when it may)."""
     if not isinstance(spec, str) or not spec.strip():
@@ -223,6 +232,7 @@ def _repo_model_refusal(spec: Any) -> str:
         return "" if rest in PACKS or not rest else "a repo may name an embedded pack, not a model file"
     if kind == "openai":
         _, at, url = rest.rpartition("@")
-        host = urlsplit(url).hostname if at else None
-        return "" if not at or host in LOOPBACK else "a repo may name an openai: server on this machine only"
+        if not at or _loopback(urlsplit(url).hostname):
+            return ""
+        return "a repo may name an openai: server on this machine only"
     return "a repo may name ollama:NAME, llamacpp:PACK or openai:MODEL"
