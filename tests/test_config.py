@@ -269,3 +269,13 @@ def test_a_run_with_no_model_named_says_which_it_picked(orders, httpserver, monk
     done = CliRunner().invoke(app, ["ask", "rate?", "--repo", str(repo), "--max-steps", "1"])
     assert f"model: ollama:llama3.1:8b (auto: Ollama at {host} has llama3.1:8b)" in done.stderr.replace("\n", "")
     assert read_transcript(latest_runs(repo, 1)[0])[0]["model"] == "ollama:llama3.1:8b"
+
+
+def test_the_readme_config_example_is_a_valid_config_file(tmp_path, user_config):
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    example = readme.split("### Choosing a model", 1)[1].split("```toml\n", 1)[1].split("```", 1)[0]
+    user_config(example)
+    got = effective({}, {"model": None, "max_steps": 20, "max_seconds": 900.0, "test_timeout": 120.0, "stream": False},
+                    None, env={})
+    assert {s.source for s in got.values.values()} == {"user config"}
+    assert got["model"].startswith("openai:") and got["max_steps"] == 30
