@@ -82,9 +82,9 @@ ModelOpt = Annotated[
     typer.Option(
         "--model",
         "-m",
-        help="ollama:NAME, llamacpp:PACK_OR_PATH or "
-        "scripted:PATH (default: Ollama's llama3.1:8b if it answers, else "
-        "the embedded pack).",
+        help="ollama:NAME, llamacpp:PACK_OR_PATH, openai:MODEL@URL or scripted:PATH (default: PH_MODEL, "
+        "the model in the repo's pyproject.toml tool.ph table, your config file, else Ollama's llama3.1:8b if it "
+        "answers, else the embedded pack; see `ph config`).",
     ),
 ]
 HarnessOpt = Annotated[str, typer.Option("--harness", help="on, or off for the thin-wrapper baseline.")]
@@ -129,6 +129,36 @@ def _agent_config(max_steps: int, max_seconds: float, schedule: str | None, json
     except ValueError as err:
         _fail(f"--search-schedule: {err}", json_command=json_command)
     return AgentConfig(max_steps=max_steps, max_seconds=max_seconds, search_schedule=schedule)
+
+
+def _settings(root: Path | None, **values):
+    """The run's settings: a flag typed on the command line wins, else the config files, else the command's default
+    (pyharness.config); notes about ignored repo settings go to stderr."""
+    from pyharness.config import effective
+    from pyharness.console import inert
+
+    try:  # typer vendors click (typer._click) since 0.2x; before, it ran on click itself
+        from typer._click.globals import get_current_context
+    except ImportError:
+        from click import get_current_context
+    ctx = get_current_context(silent=True)
+    sources = {k: ctx.get_parameter_source(k) if ctx is not None else None for k in values}
+    typed = {k for k, source in sources.items() if source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP")}
+    settings = effective({k: values[k] for k in typed}, {k: v for k, v in values.items() if k not in typed}, root)
+    for note in settings.notes:
+        typer.echo(f"ph: note: {inert(note)}", err=True)
+    return settings
+
+
+def _chosen_model(settings):
+    """The model the settings name (or the automatic choice), saying on stderr which and why unless it was typed."""
+    from pyharness.config import choose_model
+    from pyharness.console import inert
+
+    model, line = choose_model(settings.values["model"])
+    if line:
+        typer.echo(inert(line), err=True)
+    return model
 
 
 def _fail(message: str, code: int = 1, json_command: str | None = None, result=None) -> None:
@@ -195,8 +225,13 @@ def _job(
     with CtrlC():
         try:
             root = _repo(repo)
+            settings = _settings(root, model=model, max_steps=max_steps, max_seconds=max_seconds, stream=stream,
+                                 test_timeout=test_timeout)
+            max_steps, max_seconds, stream, test_timeout = (
+                settings[k] for k in ("max_steps", "max_seconds", "stream", "test_timeout"))
+            agent_config = _agent_config(max_steps, max_seconds, schedule, as_json)
             config = HarnessConfig.parse_spec(harness, layers)
-            chosen = resolve_model(model)
+            chosen = _chosen_model(settings)
             second = resolve_model(escalate) if escalate else None
             for backend in (chosen, second):
                 if hasattr(backend, "check"):
@@ -342,16 +377,17 @@ def demo(
     from pyharness.agent import AgentConfig
     from pyharness.console import RunView, jobs_table
     from pyharness.demo import run_demo
-    from pyharness.errors import ModelError
+    from pyharness.errors import ModelError, UserError
     from pyharness.harness.pipeline import HarnessConfig
-    from pyharness.models.resolve import resolve_model
 
     console = Console()
     unknown = sorted(set(only or []) - {"ask", "fix", "add", "run"})
     if unknown:
         _fail(f"--only {', '.join(unknown)}: the demo jobs are ask, fix, add and run")
     try:
-        chosen = resolve_model(model)
+        settings = _settings(None, model=model, max_steps=max_steps, stream=stream)
+        max_steps, stream = settings["max_steps"], settings["stream"]
+        chosen = _chosen_model(settings)
         console.print(f"demo with model [bold]{chosen.name}[/bold]")
         outcomes = run_demo(
             chosen,
@@ -362,7 +398,7 @@ def demo(
             keep=keep,
             announce=lambda text: console.print(f"\n[bold]{text}[/bold]"),
         )
-    except (ModelError, ValueError) as err:
+    except (ModelError, UserError, ValueError) as err:
         _fail(str(err))
         return
     rows = [
@@ -498,6 +534,24 @@ def show(
             ))
         elif record["event"] == "end":
             typer.echo(inert(f"\n# {record['outcome']}: {record['reason']}"))
+
+
+@app.command("config", epilog="Example: ph config --repo path/to/repo")
+def config_(repo: RepoOpt = None, model: ModelOpt = None) -> None:
+    """Show each setting's effective value and where it comes from: flag, PH_MODEL, the repo's pyproject.toml, your
+    config file, or the default."""
+    from pyharness.config import describe_settings
+    from pyharness.console import inert
+    from pyharness.errors import UserError
+
+    try:
+        root = _repo(repo)
+        settings = _settings(root, model=model, max_steps=None, max_seconds=900.0, test_timeout=120.0, stream=False)
+    except UserError as err:
+        _fail(str(err))
+        return
+    for line in describe_settings(settings):
+        typer.echo(inert(line))
 
 
 @app.command(epilog="Example: ph doctor --json")

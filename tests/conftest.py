@@ -22,6 +22,14 @@ def _state_dir(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("PH_STATE_DIR", str(tmp_path_factory.mktemp("ph-state")))
 
 
+@pytest.fixture(autouse=True)
+def _no_user_settings(tmp_path_factory, monkeypatch):
+    """The user's own config file, PH_MODEL and OpenAI variables never reach a test (each test sets what it needs)."""
+    monkeypatch.setenv("PH_CONFIG", str(tmp_path_factory.mktemp("ph-config") / "config.toml"))
+    for name in ("PH_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture
 def demo_jobs() -> dict[str, dict]:
     return {job["name"]: job for job in load_jobs()}

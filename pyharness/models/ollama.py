@@ -2,14 +2,13 @@
 
 import math
 import os
-import queue
-import threading
 import time
 from collections.abc import Iterator
 from typing import Any
 
 from pyharness.errors import ModelError
 from pyharness.models.base import ChatOptions, Reply
+from pyharness.models.streaming import StreamLimits, timed
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
 EMBEDDED_HINT = "use the embedded model with --model llamacpp:qwen2.5-coder-1.5b"
@@ -115,15 +114,23 @@ class OllamaModel:
 
     def available(self) -> bool:
         """True if the server answers and has this model; never raises."""
+        listed = self.listed()
+        return listed is not None and self.has(listed)
+
+    def listed(self) -> list[str] | None:
+        """The models the server has, or None when it does not answer (or answers nonsense); never raises."""
         import httpx
         import ollama
 
         try:
             client = ollama.Client(host=self.host, timeout=min(self.stall_seconds, AVAILABLE_TIMEOUT))
-            listed = {m.model for m in client.list().models}
+            return sorted(m.model for m in client.list().models if m.model)
         except (ollama.ResponseError, httpx.HTTPError, OSError, ValueError):
             # OSError covers ollama's ConnectionError; ValueError covers unreadable JSON.
-            return False
+            return None
+
+    def has(self, listed: list[str] | set[str]) -> bool:
+        """True if `listed` holds this model (a bare name matches its `:latest` tag)."""
         return self.model in listed or (":" not in self.model and f"{self.model}:latest" in listed)
 
     def check(self) -> None:
@@ -138,8 +145,8 @@ class OllamaModel:
             raise ModelError(self._unreachable(err)) from None
         except (ollama.ResponseError, httpx.HTTPError, OSError, ValueError):
             return  # an odd answer to the listing: the chat request reports what is wrong
-        if self.model not in listed and not (":" not in self.model and f"{self.model}:latest" in listed):
-            raise ModelError(f"Ollama has no model '{self.model}': run `ollama pull {self.model}`")
+        if not self.has(listed):
+            raise ModelError(f"Ollama has no model '{self.model}': run `ollama pull {self.model}`" + has_models(listed))
 
     def _get_client(self) -> Any:
         if self._client is None:
@@ -152,49 +159,18 @@ class OllamaModel:
         return self._client
 
     def _timed(self, request: dict, started: float) -> Iterator[Any]:
-        """The reply's chunks, read by a helper thread so that a silent server is noticed on time: no first chunk
-        within `first_token_seconds`, a gap over `stall_seconds`, or a reply over `total_seconds` ends it."""
-        chunks: queue.Queue = queue.Queue()
-        stop = threading.Event()
-
-        def read() -> None:
-            try:
-                stream = self._chunks(self._get_client().chat(**request))
-                for chunk in stream:
-                    chunks.put(("chunk", chunk))
-                    if stop.is_set():
-                        stream.close()  # closes the response: Ollama stops generating
-                        return
-                chunks.put(("end", None))
-            except ModelError as err:
-                chunks.put(("error", err))
-
-        threading.Thread(target=read, name="ollama-stream", daemon=True).start()
-        first = True
-        try:
-            while True:
-                left = started + self.total_seconds - time.monotonic()
-                wait = min(self.first_token_seconds if first else self.stall_seconds, left)
-                try:
-                    kind, item = chunks.get(timeout=max(wait, 0.0))
-                except queue.Empty:
-                    if wait >= left:
-                        raise ModelError(
-                            f"Ollama's reply took over {self.total_seconds:g} s, the limit of one reply: the model may "
-                            "be looping; try again, or a smaller model with --model ollama:NAME"
-                        ) from None
-                    raise ModelError(
-                        f"Ollama sent nothing for {wait:g} s: the model may be too big for this machine; "
-                        f"check `ollama ps`, or try a smaller model with --model ollama:NAME"
-                    ) from None
-                if kind == "error":
-                    raise item
-                if kind == "end":
-                    return
-                first = False
-                yield item
-        finally:
-            stop.set()
+        """The reply's chunks, ended on time by a silent or endless server (see `streaming.timed`)."""
+        limits = StreamLimits(self.first_token_seconds, self.stall_seconds, self.total_seconds)
+        return timed(
+            lambda: self._chunks(self._get_client().chat(**request)),
+            started,
+            limits,
+            name="ollama-stream",
+            silent=lambda wait: f"Ollama sent nothing for {wait:g} s: the model may be too big for this machine; "
+            "check `ollama ps`, or try a smaller model with --model ollama:NAME",
+            too_long=f"Ollama's reply took over {self.total_seconds:g} s, the limit of one reply: the model may "
+            "be looping; try again, or a smaller model with --model ollama:NAME",
+        )
 
     def _unreachable(self, err: BaseException) -> str:
         causes, cause = [], err
@@ -247,6 +223,15 @@ class OllamaModel:
             f"Ollama refused the request (HTTP {e.status_code}: {_first_line(e.error)}): "
             f"check its server log, or try a smaller model with --model ollama:NAME"
         )
+
+
+def has_models(listed: list[str] | set[str], limit: int = 8) -> str:
+    """`' (it has: a, b)'`, to follow a 'no such model' message; '' when the server has none."""
+    names = sorted(listed)
+    if not names:
+        return " (it has no models yet)"
+    more = f" and {len(names) - limit} more" if len(names) > limit else ""
+    return f" (it has: {', '.join(names[:limit])}{more})"
 
 
 def _first_line(value: object) -> str:

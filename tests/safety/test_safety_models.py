@@ -92,7 +92,7 @@ def test_missing_model_suggests_ollama_pull_before_anything_is_written(tree):
     with FakeOllama(lambda ex: ex.status(404, {"error": "model 'x' not found"}), models=("other:latest",)) as server:
         done = ph("ask", "what?", "--repo", str(tree.repo), "--model", "ollama:x", host=server.host)
     assert done.returncode == 1
-    assert "ph: Ollama has no model 'x': run `ollama pull x`" in done.stderr
+    assert "ph: Ollama has no model 'x': run `ollama pull x` (it has: other:latest)" in done.stderr
     assert server.requests == []  # said before any chat request
     assert tree.repo_hash() == before
 

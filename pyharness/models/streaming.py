@@ -1,0 +1,72 @@
+"""Timeouts for a streamed reply that any HTTP backend shares: first token, idle gap, and the whole reply."""
+
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TypeVar
+
+from pyharness.errors import ModelError
+
+T = TypeVar("T")
+
+
+@dataclass
+class StreamLimits:
+    """How long a server may keep a streamed reply waiting."""
+
+    first_token_seconds: float = 600.0
+    """Longest wait for the first chunk: generous, as loading a model can take minutes."""
+    stall_seconds: float = 120.0
+    """Longest silence between two streamed chunks."""
+    total_seconds: float = 1800.0
+    """Longest one reply may take in all, even while chunks keep coming."""
+
+
+def timed(
+    open_stream: Callable[[], Iterator[T]],
+    started: float,
+    limits: StreamLimits,
+    *,
+    silent: Callable[[float], str],
+    too_long: str,
+    name: str = "model-stream",
+) -> Iterator[T]:
+    """The chunks of `open_stream()`, read by a helper thread so that a silent server is noticed on time: no first
+    chunk within `first_token_seconds`, a gap over `stall_seconds`, or a reply over `total_seconds` ends it with a
+    `ModelError` (`silent(seconds)` or `too_long`). `open_stream` returns a generator that raises only `ModelError`;
+    it is closed (closing the response, so the server stops generating) when the reader stops early."""
+    chunks: queue.Queue = queue.Queue()
+    stop = threading.Event()
+
+    def read() -> None:
+        try:
+            stream = open_stream()
+            for chunk in stream:
+                chunks.put(("chunk", chunk))
+                if stop.is_set():
+                    stream.close()  # type: ignore[attr-defined]
+                    return
+            chunks.put(("end", None))
+        except ModelError as err:
+            chunks.put(("error", err))
+
+    threading.Thread(target=read, name=name, daemon=True).start()
+    first = True
+    try:
+        while True:
+            left = started + limits.total_seconds - time.monotonic()
+            wait = min(limits.first_token_seconds if first else limits.stall_seconds, left)
+            try:
+                kind, item = chunks.get(timeout=max(wait, 0.0))
+            except queue.Empty:
+                raise ModelError(too_long if wait >= left else silent(wait)) from None
+            if kind == "error":
+                raise item
+            if kind == "end":
+                return
+            first = False
+            yield item
+    finally:
+        stop.set()
