@@ -24,7 +24,7 @@ def plus_minus(before: str | None, after: str) -> tuple[int, int]:
     return plus, minus
 
 
-def test_state(run) -> str:
+def suite_state(run) -> str:
     """One `TestRun` in a few words: '2 failing', '0 failing (6 passed)', or what stopped it ('timed out')."""
     passed = run.counts.get("passed", 0)
     if run.green:
@@ -73,13 +73,13 @@ class Recap:
         first, scope, made_first = self.tests[0]
         if made_first:  # the first run came after a change (run and add modes): there is no "before"
             run, _, made = self.tests[-1]
-            return f"{test_state(run)} after the change" if made == self.changes else "not run after the last change"
+            return f"{suite_state(run)} after the change" if made == self.changes else "not run after the last change"
         if not self.changes:
-            return test_state(first)
+            return suite_state(first)
         later = [(run, made) for run, targets, made in self.tests[1:] if targets in ([], scope)]
         if not later or later[-1][1] < self.changes:
-            return f"{test_state(first)} before; not run after the last change"
-        return f"{test_state(first)} → {test_state(later[-1][0])}"
+            return f"{suite_state(first)} before; not run after the last change"
+        return f"{suite_state(first)} → {suite_state(later[-1][0])}"
 
 def shown_path(path: str | Path) -> str:
     """A path relative to the working folder when it is under it (shorter to read and to copy)."""
