@@ -186,10 +186,11 @@ def test_piped_run_that_creates_a_file_diffs_it_against_dev_null(orders, tmp_pat
 def test_ask_without_changes_gives_no_undo_hint(orders, tmp_path):
     repo = orders("ask")
     replies = tmp_path / "r.json"
-    replies.write_text(json.dumps(['Action: read("orders/tax.py")', 'Action: answer {"text": "orders/tax.py:9"}']))
+    replies.write_text(json.dumps(['Action: read("orders/tax.py")',
+                                   'Action: answer {"text": "orders/tax.py:9 holds 0.05"}']))
     code, out, err = invoke("ask", "where?", "--repo", str(repo), "--model", f"scripted:{replies}")
     assert code == 0, err
-    assert out.strip() == "orders/tax.py:9"
+    assert out.strip() == "orders/tax.py:9 holds 0.05"
     assert "  files      none changed" in err and "ph undo" not in err and "  tests " not in err
 
 
