@@ -10,14 +10,14 @@ class Args(BaseModel):
 
 
 def run(args: Args, ctx: Context) -> Observation:
-    from pyharness.testrun import run_pytest
+    from pyharness.testrun import run_in_tree
 
     targets = []
     if args.target and args.target.strip() not in (".", "tests", "all"):
         target = args.target.strip()
         ctx.workspace.resolve(target.split("::")[0])
         targets = [target]
-    result = run_pytest(ctx.workspace.root, targets, timeout=ctx.test_timeout, python=ctx.python)
+    result = run_in_tree(ctx.workspace, targets, ctx)
     if not targets:
         ctx.last_test = result
     return Observation(result.observation(), ok=result.green, data={"green": result.green, "counts": result.counts})

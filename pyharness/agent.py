@@ -238,6 +238,7 @@ class Agent:
             model or self.model, self.messages, options, attempts=self.config.model_retries,
             backoff=self.config.retry_backoff, on_retry=lambda n, err, wait: self.emit("retry", error=err, wait=wait),
         )
+        self.emit("reply", reply=reply)
         self.result.prompt_tokens += reply.prompt_tokens
         self.result.cached_tokens += reply.cached_tokens
         self.result.completion_tokens += reply.completion_tokens
@@ -323,7 +324,7 @@ class Agent:
         made = [*(call.interventions if call else []), *self._notes]
         for item in call.interventions if call else []:
             self._count(item.kind, note=False)
-        self.emit("observation", observation=observation)
+        self.emit("observation", observation=observation, interventions=made)
         self.transcript.write(
             "turn",
             step=self.result.steps,

@@ -108,7 +108,12 @@ SecondsOpt = Annotated[
 TestTimeoutOpt = Annotated[
     float, typer.Option("--test-timeout", min=1, help="Seconds one test run may take before ph stops it.")
 ]
-StreamOpt = Annotated[bool, typer.Option("--stream/--no-stream", help="Show the model's text as it is written.")]
+StreamOpt = Annotated[
+    bool | None,
+    typer.Option("--stream/--no-stream", help="Show the model's text as it is written (default: on a terminal)."),
+]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Show only the end summary line and errors.")]
+VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Also show the harness's repairs, dimmed.")]
 SearchOpt = Annotated[
     str | None,
     typer.Option("--search-schedule", help="The search layer's candidates in order, as kind@temperature "
@@ -187,6 +192,12 @@ def _repo(repo: Path | None) -> Path:
     return top.resolve()
 
 
+def _quiet_or_verbose(quiet: bool, verbose: bool, json_command: str | None = None) -> None:
+    """-q and -v (the shared options of the run commands) cannot both be given."""
+    if quiet and verbose:
+        _fail("-q and -v ask for less and more at once: choose one", json_command=json_command)
+
+
 def _interrupted(result) -> str:
     """What a Ctrl-C left behind, in one line."""
     changed = list(getattr(result, "changed", None) or [])
@@ -203,13 +214,15 @@ def _job(
     harness: str,
     layers: str | None,
     max_steps: int,
-    stream: bool,
+    stream: bool | None,
     tests: list[str] | None = None,
     escalate: str | None = None,
     max_seconds: float = 900.0,
     schedule: str | None = None,
     test_timeout: float = 120.0,
     json_out: bool = False,
+    quiet: bool = False,
+    verbose: bool = False,
 ) -> None:
     from pyharness.console import RunView, inert
     from pyharness.errors import Interrupted, ModelError, UserError
@@ -221,6 +234,7 @@ def _job(
     as_json = mode if json_out else None
     if mode != "fix" and not task.strip():
         _fail(f"ph {mode}: the task is empty; say what to do, e.g. ph {mode} \"...\"", json_command=as_json)
+    _quiet_or_verbose(quiet, verbose, as_json)
     agent_config = _agent_config(max_steps, max_seconds, schedule, as_json)
     with CtrlC():
         try:
@@ -236,18 +250,9 @@ def _job(
             for backend in (chosen, second):
                 if hasattr(backend, "check"):
                     backend.check()  # a server that is not there, or lacks the model: said before anything is written
-            result = run_job(
-                root,
-                mode,
-                task,
-                chosen,
-                tests=tests,
-                harness=config,
-                config=agent_config,
-                emit=RunView(stream=stream),
-                escalate=second,
-                test_timeout=test_timeout,
-            )
+            with RunView(stream=stream, quiet=quiet, verbose=verbose) as view:  # its status line ends before errors
+                result = run_job(root, mode, task, chosen, tests=tests, harness=config, config=agent_config,
+                                 emit=view, escalate=second, test_timeout=test_timeout)
         except (ModelError, UserError, ValueError) as err:
             _fail(str(err), json_command=as_json)
             return
@@ -276,14 +281,17 @@ def ask(
     harness: HarnessOpt = "on",
     layers: LayersOpt = None,
     max_steps: StepsOpt = 12,
-    stream: StreamOpt = False,
+    stream: StreamOpt = None,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
     escalate_to: EscalateOpt = None,
     max_seconds: SecondsOpt = 900.0,
     json_out: JsonOpt = False,
 ) -> None:
     """Answer a question about the repo, citing path:line; the cited line must hold what the answer says."""
     _job("ask", question, repo, model, harness, layers, max_steps, stream, escalate=escalate_to,
-         max_seconds=max_seconds, json_out=json_out)
+         max_seconds=max_seconds, json_out=json_out,
+         quiet=quiet, verbose=verbose)
 
 
 @app.command(epilog="Example: ph fix tests/test_pricing.py --repo path/to/repo --max-steps 10")
@@ -294,7 +302,9 @@ def fix(
     harness: HarnessOpt = "on",
     layers: LayersOpt = None,
     max_steps: StepsOpt = 20,
-    stream: StreamOpt = False,
+    stream: StreamOpt = None,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
     escalate_to: EscalateOpt = None,
     max_seconds: SecondsOpt = 900.0,
     search_schedule: SearchOpt = None,
@@ -320,6 +330,8 @@ def fix(
         schedule=search_schedule,
         test_timeout=test_timeout,
         json_out=json_out,
+        quiet=quiet,
+        verbose=verbose,
     )
 
 
@@ -331,7 +343,9 @@ def add(
     harness: HarnessOpt = "on",
     layers: LayersOpt = None,
     max_steps: StepsOpt = 20,
-    stream: StreamOpt = False,
+    stream: StreamOpt = None,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
     escalate_to: EscalateOpt = None,
     max_seconds: SecondsOpt = 900.0,
     search_schedule: SearchOpt = None,
@@ -340,7 +354,8 @@ def add(
 ) -> None:
     """Add a feature together with a test for it."""
     _job("add", feature, repo, model, harness, layers, max_steps, stream, escalate=escalate_to, max_seconds=max_seconds,
-         schedule=search_schedule, test_timeout=test_timeout, json_out=json_out)
+         schedule=search_schedule, test_timeout=test_timeout, json_out=json_out,
+         quiet=quiet, verbose=verbose)
 
 
 @app.command(epilog='Example: ph run "change the food tax rate to 0.08" --repo path/to/repo')
@@ -351,7 +366,9 @@ def run(
     harness: HarnessOpt = "on",
     layers: LayersOpt = None,
     max_steps: StepsOpt = 20,
-    stream: StreamOpt = False,
+    stream: StreamOpt = None,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
     escalate_to: EscalateOpt = None,
     max_seconds: SecondsOpt = 900.0,
     test_timeout: TestTimeoutOpt = 120.0,
@@ -359,7 +376,8 @@ def run(
 ) -> None:
     """Any other change to the repo; done when the model says so and the suite is green."""
     _job("run", task, repo, model, harness, layers, max_steps, stream, escalate=escalate_to, max_seconds=max_seconds,
-         test_timeout=test_timeout, json_out=json_out)
+         test_timeout=test_timeout, json_out=json_out,
+         quiet=quiet, verbose=verbose)
 
 
 @app.command(epilog="Example: ph demo --only ask --only fix --keep /tmp/ph-demo")
@@ -367,7 +385,9 @@ def demo(
     model: ModelOpt = None,
     harness: HarnessOpt = "on",
     max_steps: StepsOpt = 20,
-    stream: StreamOpt = False,
+    stream: StreamOpt = None,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
     only: Annotated[list[str] | None, typer.Option("--only", help="Run only these jobs (ask/fix/add/run).")] = None,
     keep: Annotated[Path | None, typer.Option("--keep", help="Keep the demo repos in this folder.")] = None,
 ) -> None:
@@ -375,7 +395,7 @@ def demo(
     from rich.console import Console
 
     from pyharness.agent import AgentConfig
-    from pyharness.console import RunView, jobs_table
+    from pyharness.console import RunView, jobs_table, safe
     from pyharness.demo import run_demo
     from pyharness.errors import ModelError, UserError
     from pyharness.harness.pipeline import HarnessConfig
@@ -384,20 +404,23 @@ def demo(
     unknown = sorted(set(only or []) - {"ask", "fix", "add", "run"})
     if unknown:
         _fail(f"--only {', '.join(unknown)}: the demo jobs are ask, fix, add and run")
+    _quiet_or_verbose(quiet, verbose)
     try:
         settings = _settings(None, model=model, max_steps=max_steps, stream=stream)
         max_steps, stream = settings["max_steps"], settings["stream"]
         chosen = _chosen_model(settings)
-        console.print(f"demo with model [bold]{chosen.name}[/bold]")
-        outcomes = run_demo(
-            chosen,
-            harness=HarnessConfig.parse_spec(harness),
-            config=AgentConfig(max_steps=max_steps),
-            only=only,
-            emit=RunView(stream=stream),
-            keep=keep,
-            announce=lambda text: console.print(f"\n[bold]{text}[/bold]"),
-        )
+        if not quiet:
+            console.print(f"demo with model [bold]{safe(chosen.name)}[/bold]")
+        with RunView(stream=stream, quiet=quiet, verbose=verbose) as view:
+            outcomes = run_demo(
+                chosen,
+                harness=HarnessConfig.parse_spec(harness),
+                config=AgentConfig(max_steps=max_steps),
+                only=only,
+                emit=view,
+                keep=keep,
+                announce=lambda text: quiet or console.print(f"\n[bold]{safe(text)}[/bold]"),
+            )
     except (ModelError, UserError, ValueError) as err:
         _fail(str(err))
         return
@@ -625,9 +648,10 @@ def eval_(
     from rich.console import Console
 
     from pyharness.errors import ModelError, UserError
-    from pyharness.evalreport import intervention_lines, progress_line, read_results, summary_table, write_reports
+    from pyharness.evalreport import intervention_lines, latest, read_results, summary_table, write_reports
     from pyharness.evals import EvalPlan, Models, parse_configs, pending, plan_records, run_eval
     from pyharness.evalsuites import check_task, load_suite, select
+    from pyharness.evalview import EvalView, show_errors
     from pyharness.mutants import mutant_counts
 
     console = Console(soft_wrap=True, highlight=False, stderr=json_out)  # --json: stdout holds only the object
@@ -690,14 +714,8 @@ def eval_(
             f"config(s) x {repeat} repeat(s) -> {folder}"
             + (f" (resuming: {todo} runs left)" if (folder / "results.jsonl").exists() else "")
         )
-        run_eval(
-            plan,
-            folder,
-            models,
-            workers=workers,
-            retry_errors=retry_errors,
-            on_result=lambda record, done, total: console.print(progress_line(record, done, total, len(model) > 1)),
-        )
+        with EvalView(todo, with_model=len(model) > 1, console=err) as view:
+            run_eval(plan, folder, models, workers=workers, retry_errors=retry_errors, on_result=view)
     except (ModelError, UserError, ValueError) as error:
         _fail(str(error), json_command=as_json)
         return
@@ -717,9 +735,7 @@ def eval_(
     console.print(summary_table(summaries, title))
     for line in intervention_lines(summaries):
         console.print(f"interventions {line}")
-    errors = sum(s.errors for s in summaries)
-    if errors:
-        err.print(f"{errors} run(s) ended in a model error (reason in results.jsonl); --retry-errors runs them again")
+    show_errors(err, latest(plan_records(plan, records)))
     console.print(f"results: {folder / 'results.jsonl'}\nsummary: {folder / 'summary.md'}\n{chart}")
     if json_out:
         from pyharness.jsonview import summaries_object, write

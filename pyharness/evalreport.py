@@ -83,17 +83,6 @@ def record_key(record: dict) -> tuple:
     return (record["task"], record["model"], record["config"], record["repeat"])
 
 
-def progress_line(record: dict, done: int, total: int, with_model: bool = False) -> str:
-    """One rich-markup line for a finished run, with the reason when it did not pass."""
-    mark = "[green]pass[/green]" if record["pass_strict"] else \
-        ("[yellow]lenient only[/yellow]" if record["pass_lenient"] else "[red]fail[/red]")
-    who = f"{record['model']} " if with_model else ""
-    tokens = record["prompt_tokens"] + record["completion_tokens"]
-    note = "" if record["pass_strict"] else f"\n    [dim]{record['outcome']}: {record['note'][:100]}[/dim]"
-    return (f"[{done}/{total}] {record['task']} {who}{record['config']} r{record['repeat']}: {mark} "
-            f"({record['steps']} steps, {tokens} tokens, {record['wall_seconds']:.0f} s){note}")
-
-
 def first_try(record: dict) -> bool:
     """Whether a run passed on its first attempt (records older than the field: a pass in one step)."""
     if "first_try" in record:

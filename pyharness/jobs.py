@@ -14,7 +14,7 @@ from pyharness.citations import check_answer
 from pyharness.errors import ActionError
 from pyharness.filerank import focus, tests_query
 from pyharness.prompts import repo_map
-from pyharness.testrun import TestRun, run_pytest
+from pyharness.testrun import TestRun, run_in_tree, run_pytest
 from pyharness.workspace import SKIP_DIRS, Workspace
 
 if TYPE_CHECKING:
@@ -63,11 +63,13 @@ class Job:
                 "read), then use answer and cite the file as path:line."
             )
         if self.mode == "fix":
-            self.first_run = run_pytest(ws.root, self.tests, timeout=ctx.test_timeout, python=ctx.python)
+            self.first_run = run_in_tree(ws, self.tests, ctx)
             self.failing_before = list(self.first_run.failing)
             extra = f"\nAlso: {self.task}" if self.task else ""
             from pyharness.linetrace import RunTrace, trace_test
 
+            if self.failing_before:
+                ws.emit("phase", name="tracing the failing test")
             ran = (trace_test(ws.root, self.failing_before[0], timeout=ctx.test_timeout, python=ctx.python)
                    if self.failing_before else RunTrace())
             self.trace = ran
@@ -116,7 +118,7 @@ class Job:
                 f"not done: test files changed ({', '.join(changed_tests + removed)}); "
                 "the tests are the judge — change the code instead"
             )
-        suite = run_pytest(ws.root, timeout=ctx.test_timeout, python=ctx.python)
+        suite = run_in_tree(ws, None, ctx)
         ctx.last_test = suite
         if self.mode == "stdout":
             if not suite.green:
@@ -127,7 +129,7 @@ class Job:
         if not suite.green:
             raise ActionError("not done: the test suite is not green.\n" + suite.observation())
         if self.mode == "fix":
-            again = run_pytest(ws.root, self.failing_before, timeout=ctx.test_timeout, python=ctx.python)
+            again = run_in_tree(ws, self.failing_before, ctx)
             if not again.green or again.counts.get("passed", 0) < len(self.failing_before):
                 raise ActionError("not done: the tests that failed before do not all pass.\n" + again.observation())
             return f"{len(self.failing_before)} failing test(s) now pass; {suite.summary()}"
@@ -149,6 +151,7 @@ class Job:
             for rel in new_tests:
                 (trial / rel).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(ctx.workspace.root / rel, trial / rel)
+            ctx.workspace.emit("phase", name="checking the new test on the old code")
             before = run_pytest(trial, new_tests, timeout=ctx.test_timeout, python=ctx.python)
         finally:
             shutil.rmtree(trial, ignore_errors=True)

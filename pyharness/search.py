@@ -166,12 +166,13 @@ class Search:
             return Candidate("before", verdict=Verdict(False, passed=-1, failures=1, failure="no main.py"))
         if isinstance(target, AddTarget):  # the new test belongs to every candidate, and to the code before too
             return Candidate("before", verdict=self._check(target, {target.test_path: target.test}))
+        self.ws.emit("phase", name="checking the code as it is")
         return Candidate("before", verdict=self._check(target, {}))
 
     def _model_test(self, target: AddTarget) -> bool:
         """The task states no example the harness can read: the model writes the test (once, greedy)."""
         self.agent.result.steps += 1
-        reply = self._ask(target.test_request(), 0.0)
+        reply = self._ask(target.test_request(), 0.0, "a test for the new code")
         target.test = target.adopt_test(extract_code(reply.text) or "")
         said = f"the test for the new code: {target.test_path}" if target.test else \
             f"no usable test (it must import {target.module} and define test functions): the loop goes on"
@@ -210,7 +211,7 @@ class Search:
         self.counts[kind] += 0 if origin == "greedy" else 1
         attempt = Attempt(shown.code, shown.verdict.failure) if shown is not None else None
         message = target.message(framing, attempt, [line for tried, line in history if tried is not shown])
-        reply = self._ask(message, framing.temperature)
+        reply = self._ask(message, framing.temperature, f"candidate {origin}")
         self.record["candidates"] += 1
         agent._count("search.candidate", f"{origin} ({framing.kind}, temperature {framing.temperature:g})")
         codes = target.extract_all(reply.text, framing, self.ws)
@@ -244,6 +245,7 @@ class Search:
                 candidate.number = self.seen[key].number
             else:
                 candidate.files = target.apply(code, self.ws)
+                self.ws.emit("phase", name=f"checking candidate {origin}")
                 candidate.verdict = self._verdict(target, code, candidate.files)
                 self.seen[key] = candidate
                 self.record["run"] += 1
@@ -252,7 +254,8 @@ class Search:
         self.record["attempts"].append(f"{origin}: " + ("pass" if candidate.verdict.green else
                                                         one_line(candidate.verdict.failure)))
         agent.emit("observation", observation=Observation(f"{origin}: " + (
-            "all checks pass" if candidate.verdict.green else candidate.verdict.failure), ok=candidate.verdict.green))
+            "all checks pass" if candidate.verdict.green else candidate.verdict.failure), ok=candidate.verdict.green),
+                   interventions=list(agent._notes))
         return candidate
 
     def _record_turn(self, message: str, reply: Reply, search: dict, action: dict, observation: Observation) -> None:
@@ -266,13 +269,15 @@ class Search:
             interventions=[vars(i) for i in agent._notes], observation=observation.text, ok=observation.ok)
         agent._notes = []
 
-    def _ask(self, message: str, temperature: float) -> Reply:
+    def _ask(self, message: str, temperature: float, purpose: str = "") -> Reply:
         """One plain chat call (one user message, code back), counted in the run's and the search's tokens."""
         agent = self.agent
+        agent.emit("thinking", step=agent.result.steps, purpose=purpose)
         reply = agent.model.chat([{"role": "user", "content": message}], ChatOptions(
             stop=STOP, max_tokens=agent.config.max_tokens, temperature=temperature, seed=agent.result.steps,
             on_text=lambda piece: agent.emit("token", text=piece),
             should_stop=lambda text: agent._out_of_time() or first_block_closed(text)))
+        agent.emit("reply", reply=reply)
         for name in ("prompt_tokens", "cached_tokens", "completion_tokens"):
             setattr(agent.result, name, getattr(agent.result, name) + getattr(reply, name))
         self.record["tokens"] += reply.prompt_tokens - reply.cached_tokens + reply.completion_tokens

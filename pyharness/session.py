@@ -41,9 +41,13 @@ def run_job(repo: Path, mode: str, task: str, model: Model, *, tests: list[str] 
     """Run one job to its end and return how it went (the transcript is under REPO/.ph/runs/)."""
     if mode not in MODE_ACTIONS:
         raise UserError(f"unknown mode {mode!r}")
-    ws = Workspace(check_repo(repo), protect_tests=mode in ("fix", "stdout"))
+    emit = emit or (lambda kind, **d: None)
+    ws = Workspace(check_repo(repo), protect_tests=mode in ("fix", "stdout"), emit=emit)
     with RepoLock(ws.root):  # one run per repo; the kernel drops the lock if this process is killed
         ws.clean_stale_temps()  # a killed run's temp files (safe: no other run holds the lock)
+        emit("start", mode=mode, task=task, model=model.name, repo=str(ws.root))
+        for backend in (model, escalate):
+            _load(backend, emit)
         guard = None
         if mode == "fix":
             from pyharness.protect import TestGuard
@@ -53,7 +57,7 @@ def run_job(repo: Path, mode: str, task: str, model: Model, *, tests: list[str] 
         job = Job(mode=mode, task=task, tests=list(tests or []))
         harness = harness or HarnessConfig()
         agent = Agent(model, job, ctx, offered(job, harness), config=config, harness=harness,
-                      emit=emit or (lambda kind, **d: None), default_write_path=default_write_path,
+                      emit=emit, default_write_path=default_write_path,
                       escalate=escalate)
         result = agent.run()
         if guard is not None:
@@ -63,3 +67,12 @@ def run_job(repo: Path, mode: str, task: str, model: Model, *, tests: list[str] 
                 agent.transcript.write("invalid", reason=result.invalid)
                 agent.emit("end", result=result)
     return result
+
+
+def _load(model: Model | None, emit: Callable[..., None]) -> None:
+    """Load an in-process model (llama.cpp) now, announced, rather than inside the first turn: a load takes
+    seconds to minutes, and the view should say so instead of looking like a model that thinks."""
+    load = getattr(model, "_load", None)  # the llama.cpp backend's lazy loader (it returns at once when loaded)
+    if load is not None and getattr(model, "_llm", None) is None:
+        emit("phase", name=f"loading model {model.name}")
+        load()

@@ -145,6 +145,15 @@ def _prune(folder: Path, quiet_for: float = 600.0) -> None:
             old.unlink(missing_ok=True)
 
 
+def run_in_tree(ws, targets: list[str] | None, ctx) -> TestRun:
+    """`run_pytest` in the user's tree (a `Workspace`, with the `Context`'s time limit and interpreter), announced
+    on the workspace's event sink: the view shows tests running, and its end summary counts failing tests."""
+    ws.emit("phase", name="running tests")
+    run = run_pytest(ws.root, targets, timeout=ctx.test_timeout, python=ctx.python)
+    ws.emit("tests", run=run, targets=list(targets or []))
+    return run
+
+
 def _log_path() -> Path:
     """A new private log file in ph's per-user log directory (the oldest logs beyond KEPT_LOGS are removed)."""
     folder = Path(tempfile.gettempdir()) / f"ph-test-logs-{os.getuid()}"

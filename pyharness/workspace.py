@@ -4,6 +4,7 @@ import fnmatch
 import hashlib
 import os
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -87,6 +88,8 @@ class Workspace:
     """Folders this run's writes created (repo-relative, parents first)."""
     cache: TreeCache = field(default_factory=lambda: TreeCache(MAX_READ_BYTES), repr=False, compare=False)
     """Per-file facts refreshed by stat: a step reads only the files that changed."""
+    emit: Callable[..., None] = field(default=lambda kind, **data: None, repr=False, compare=False)
+    """The run's event sink: each write is announced as a `change` (path, before, after) for the view's diff."""
 
     def __post_init__(self):
         given = os.path.abspath(self.root)
@@ -215,6 +218,7 @@ class Workspace:
         self.created_dirs += [self.rel(d) for d in made]
         self.bytes_written += len(data)
         self.changed[rel] = self.changed.get(rel, 0) + delta
+        self.emit("change", path=rel, before=old, after=_decode(content.encode("utf-8")))
         return rel, old
 
     def clean_stale_temps(self) -> list[str]:

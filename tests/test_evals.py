@@ -260,13 +260,13 @@ def test_cli_eval_end_to_end_on_a_directory_suite(tmp_path):
     proc = eval_cli(*args, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert f"skipped {folder / 'broken.json'}: a task file must hold one JSON object" in proc.stderr
-    assert "[1/2] add harness=on r0: fail" in proc.stdout and "[2/2] shout harness=on r0: pass" in proc.stdout
-    assert "hidden case 1: expected '0\\n', got '5\\n'" in proc.stdout
+    assert "[1/2] add harness=on r0: fail" in proc.stderr and "[2/2] shout harness=on r0: pass" in proc.stderr
+    assert "hidden case 1: expected '0\\n', got '5\\n'" in proc.stderr  # progress goes to stderr, not stdout
     summary = (tmp_path / "out" / "summary.md").read_text()
     assert f"| scripted:{replies} | harness=on | 2 | 2 | 50.0% |" in summary
     assert (tmp_path / "out" / "chart.png").exists() and "pass@1" in proc.stdout
     again = eval_cli(*args, cwd=tmp_path)  # resumed: nothing to run, same report
-    assert again.returncode == 0 and "[1/" not in again.stdout and "50.0%" in again.stdout
+    assert again.returncode == 0 and "[1/" not in again.stderr and "50.0%" in again.stdout
     tools = eval_cli(str(folder), "--model", "scripted:x.json", "--configs", "protocol=tools", cwd=tmp_path)
     assert tools.returncode == 1 and tools.stderr.strip() == "ph: protocol=tools is not implemented yet"
 
