@@ -189,7 +189,7 @@ def test_top_help_has_exit_codes_and_completion_is_offered():
         assert code in text
     assert "--install-completion" in shown.output
     script = CliRunner().invoke(app, ["--show-completion", "bash"], prog_name="ph")
-    assert script.exit_code == 0 and "_PH_COMPLETE=complete_bash" in script.output
+    assert script.exit_code == 0 and "_PH_COMPLETE=complete_bash" in script.output, (script.output, script.exception)
 
 
 @pytest.mark.parametrize("args, message", [
