@@ -1,5 +1,6 @@
 """Shared fixtures: fresh copies of demo/orders, and running a job with scripted replies."""
 
+import signal
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,14 @@ from pyharness.models.scripted import ScriptedModel
 from pyharness.session import run_job
 from pyharness.transcript import read_transcript
 from runkit import LOOP_LAYERS
+
+
+def pytest_configure(config):
+    """Ctrl-C must reach the tests that send it: a shell that starts `make test` in the background (`make test &`)
+    hands pytest SIGINT ignored, and every process it starts inherits that, so those tests would see no
+    KeyboardInterrupt. Here SIGINT gets Python's own handler back (a foreground run already has it)."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 collect_ignore_glob = ["data/*"]  # fixture projects carry their own tests (tests/data/mutant_project)
 
