@@ -339,7 +339,8 @@ class Search:
         if best is None or best.verdict.rank <= before.verdict.rank:
             raise LimitsExceeded(f"{stop}; search: no candidate beat the code as it was ({self._summary()})")
         for rel, text in best.files.items():
-            self.ws.write_text(rel, text)
+            if not (self.ws.root / rel).is_file() or self.ws.read_text(rel) != text:  # a file sent back as it was
+                self.ws.write_text(rel, text)                                           # is not a change
         if not best.verdict.accepted:
             raise LimitsExceeded(f"{stop}; search: no candidate passed, kept the best ({best.origin}; "
                                  f"{self._summary()})")
