@@ -13,9 +13,9 @@ from pathlib import Path
 
 from pyharness.agent import RunResult
 from pyharness.codemerge import merge_functions
-from pyharness.errors import ActionError, ModelError
+from pyharness.errors import ActionError
 from pyharness.models.base import ChatOptions, Model
-from pyharness.oneshot import FENCE, STOP
+from pyharness.oneshot import FENCE, STOP, ask_once, finish_once
 from pyharness.testrun import run_pytest
 from pyharness.transcript import Transcript
 from pyharness.workspace import Workspace
@@ -69,28 +69,12 @@ def run_oneshot_job(repo: Path, mode: str, task: str, model: Model, tests: list[
     started = time.monotonic()
     message, shown = job_message(ws, mode, task, tests)
     options = ChatOptions(max_tokens=1024, temperature=0.0, seed=0, stop=list(STOP))
-    transcript.write("start", mode=f"oneshot-{mode}", task=task, model=model.name, layers=[], system="",
-                     first_message=message, shown=shown, max_tokens=options.max_tokens,
-                     temperature=options.temperature, seed=options.seed, stop=options.stop)
-    try:
-        reply = model.chat([{"role": "user", "content": message}], options)
-    except ModelError as err:
-        transcript.write("end", **vars(RunResult(outcome="error", reason=str(err), transcript=str(transcript.path),
-                                                  seconds=round(time.monotonic() - started, 2))))
-        raise
+    reply = ask_once(model, transcript, message, options, started, mode=f"oneshot-{mode}", task=task, shown=shown)
     changed = [] if mode == "ask" else apply_reply(ws, mode, reply.text, shown)
-    wrote = mode == "ask" or bool(changed)
-    reason = "one reply (oneshot)" if wrote else "one reply (oneshot), nothing applied"
-    result = RunResult(outcome="done", reason=reason,
-                       steps=1, answer=reply.text if mode == "ask" else "", prompt_tokens=reply.prompt_tokens,
-                       cached_tokens=reply.cached_tokens, completion_tokens=reply.completion_tokens,
-                       seconds=round(time.monotonic() - started, 2), transcript=str(transcript.path), attempts=1,
-                       first_pass=1 if wrote else 0, changed=changed)
-    transcript.write("turn", step=1, reply=reply.text, finish_reason=reply.finish_reason,
-                     seconds=round(reply.seconds, 3), prompt_tokens=reply.prompt_tokens,
-                     cached_tokens=reply.cached_tokens, completion_tokens=reply.completion_tokens, wrote=changed)
-    transcript.write("end", **vars(result))
-    return result
+    applied = mode == "ask" or bool(changed)
+    return finish_once(transcript, reply, started, applied, changed,
+                       "one reply (oneshot)" if applied else "one reply (oneshot), nothing applied",
+                       answer=reply.text if mode == "ask" else "", changed=changed)
 
 
 def _segments(reply: str) -> list[tuple[str, str]]:

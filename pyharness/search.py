@@ -91,6 +91,7 @@ class Search:
         self.ws = agent.ctx.workspace
         self.schedule = parse_schedule(schedule or (FIX_SCHEDULE if self.job.mode == "fix" else DEFAULT_SCHEDULE))
         self.seen: dict[str, Candidate] = {}
+        self.probe_list: list[str] | None = None
         self.counts = {"sample": 0, "repair": 0, "line": 0}
         self.record = {"candidates": 0, "run": 0, "duplicates": 0, "passed_by": "", "seconds": 0.0, "tokens": 0,
                        "attempts": []}
@@ -141,7 +142,7 @@ class Search:
         """Probe calls for choosing among passing candidates by agreement (function tasks only; else none)."""
         if not isinstance(target, StdoutTarget) or not target.function:
             return []
-        if not hasattr(self, "probe_list"):
+        if self.probe_list is None:
             self.probe_list = probe_calls(seed_calls(self.job.task, target.checks))
         return self.probe_list
 

@@ -92,13 +92,20 @@ class FixTarget(Target):
         r"""The candidate's code in a reply; for a `line` reply, the suspect function with the line it names
         changed as it says (`change \`if n > LIMIT:\` to \`if n >= LIMIT:\``)."""
         if framing.kind == "line":
-            said = prose_edit(reply, {u.path: ws.read_text(u.path) for u in self.units})
-            unit = next((u for u in self.units if said and u.path == said[0] and u.start <= said[1] <= u.end), None)
-            if said and unit:
-                lines = ws.read_text(unit.path).splitlines()
-                lines[said[1] - 1] = said[2]
-                return textwrap.dedent("\n".join(lines[unit.start - 1:unit.end])) + "\n"
+            sources = {u.path: ws.read_text(u.path) for u in self.units}
+            code = self._with_line(prose_edit(reply, sources), sources)
+            if code:
+                return code
         return extract_code(reply)
+
+    def _with_line(self, said: tuple[str, int, str] | None, sources: dict[str, str]) -> str | None:
+        """The suspect function holding line `said[1]` of `said[0]`, with that line replaced by `said[2]`."""
+        unit = next((u for u in self.units if said and u.path == said[0] and u.start <= said[1] <= u.end), None)
+        if unit is None:
+            return None
+        lines = sources[unit.path].splitlines()
+        lines[said[1] - 1] = said[2]
+        return textwrap.dedent("\n".join(lines[unit.start - 1:unit.end])) + "\n"
 
     def extract_all(self, reply: str, framing: Framing, ws: Workspace) -> list[str]:
         """Every candidate in a reply: for `guesses`, the suspect function with one line changed for each guess
@@ -112,13 +119,7 @@ class FixTarget(Target):
         for block in FENCED.findall(reply):
             if "def " not in block:
                 edits += [self._closest(line, sources) for line in block.strip().splitlines()[:3]]
-        found = []
-        for said in filter(None, edits):
-            unit = next((u for u in self.units if u.path == said[0] and u.start <= said[1] <= u.end), None)
-            if unit is not None:
-                lines = sources[unit.path].splitlines()
-                lines[said[1] - 1] = said[2]
-                found.append(textwrap.dedent("\n".join(lines[unit.start - 1:unit.end])) + "\n")
+        found = [code for code in (self._with_line(said, sources) for said in edits) if code]
         whole = extract_code(reply)
         if whole and "def " in whole:
             found.append(whole)
