@@ -1,7 +1,16 @@
 """Plain helpers the test files import (kept out of conftest.py: tests/safety has a conftest of its own, and two
 modules named `conftest` cannot both be imported by name)."""
 
+import fcntl
 import json
+import os
+import pty
+import re
+import select
+import subprocess
+import sys
+import termios
+import time
 from pathlib import Path
 
 import pytest
@@ -30,3 +39,84 @@ def live_pack():
     except ImportError:
         pytest.skip("llama-cpp-python is not installed (pip install '.[local]'); live test skipped")
     return pack_path(pack)
+
+
+class Terminal:
+    """What `ph` wrote when run on a pseudo-terminal: `code`, `out` (all it wrote to the terminal), `stdout` (only
+    when stdout had a terminal or pipe of its own)."""
+
+    def __init__(self, code: int, out: str, stdout: str | None):
+        self.code, self.out, self.stdout = code, out, stdout
+
+    @property
+    def text(self) -> str:
+        """`out` as a person reads it: escape sequences and carriage returns gone."""
+        return ANSI.sub("", self.out).replace("\r", "")
+
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def on_terminal(args: list[str], env: dict[str, str] | None = None, timeout: float = 120, cwd: Path | None = None,
+                stdout: str = "terminal", interrupt_when: str | None = None) -> Terminal:
+    """Run `ph ARGS` with stdin and stderr on a pseudo-terminal that is its controlling terminal (so the ^C byte
+    written to it is a real Ctrl-C: SIGINT to the foreground process group). `stdout`: "terminal" (the same one),
+    "own-terminal" (a second pseudo-terminal, kept apart in `.stdout`) or "pipe" (kept apart in `.stdout`).
+    `interrupt_when`: type ^C once this text has appeared on the terminal."""
+    extra, env = env or {}, {**os.environ, "TERM": "xterm-256color", "COLUMNS": "160", "LINES": "40"}
+    env.pop("NO_COLOR", None)
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
+    env.update(extra)
+    master, slave = pty.openpty()
+    own_master = own_slave = None
+    if stdout == "own-terminal":
+        own_master, own_slave = pty.openpty()
+        out_target = own_slave
+    elif stdout == "pipe":
+        out_target = subprocess.PIPE
+    else:
+        out_target = slave
+
+    def controlling_terminal():
+        os.setsid()
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    proc = subprocess.Popen([sys.executable, "-m", "pyharness.cli", *args], stdin=slave, stdout=out_target,
+                            stderr=slave, env=env, cwd=cwd, close_fds=True, preexec_fn=controlling_terminal)
+    os.close(slave)
+    if own_slave is not None:
+        os.close(own_slave)
+    reads = {master: b""}
+    if own_master is not None:
+        reads[own_master] = b""
+    elif proc.stdout is not None:
+        reads[proc.stdout.fileno()] = b""
+    open_fds, end, interrupted = set(reads), time.monotonic() + timeout, interrupt_when is None
+    try:
+        while open_fds and time.monotonic() < end:
+            ready, _, _ = select.select(list(open_fds), [], [], 0.5)
+            for fd in ready:
+                try:
+                    chunk = os.read(fd, 65536)
+                except OSError:  # EIO: the child closed the terminal
+                    chunk = b""
+                if not chunk:
+                    open_fds.discard(fd)
+                reads[fd] += chunk
+            if not interrupted and interrupt_when.encode() in reads[master]:
+                os.write(master, b"\x03")
+                interrupted = True
+            if not ready and proc.poll() is not None:
+                break
+    finally:
+        os.close(master)
+        if own_master is not None:
+            os.close(own_master)
+        if proc.poll() is None:
+            proc.kill()
+    code = proc.wait(timeout=10)
+    if proc.stdout is not None:
+        proc.stdout.close()
+    apart = next((v for fd, v in reads.items() if fd != master), None)
+    decode = lambda b: b.decode("utf-8", errors="replace")  # noqa: E731
+    return Terminal(code, decode(reads[master]), None if apart is None else decode(apart))

@@ -3,13 +3,7 @@ CliRunner (plain, wrap-free, no escape bytes) and on a real terminal (a pty: sta
 
 import io
 import json
-import os
-import pty
 import re
-import select
-import subprocess
-import sys
-import time
 
 import pytest
 from rich.console import Console
@@ -24,7 +18,7 @@ from pyharness.models.base import Reply
 from pyharness.recap import Recap, plus_minus, unified
 from pyharness.runs import RunResult
 from pyharness import testrun
-from runkit import LOOP_LAYERS
+from runkit import LOOP_LAYERS, on_terminal
 
 BAD = "[bold]x[/bold] [/dim] A[i] \x1b[31m"
 """Markup-like and ANSI text as a model, a file or a test may hold it."""
@@ -197,37 +191,10 @@ def test_ask_without_changes_gives_no_undo_hint(orders, tmp_path):
 # the CLI on a terminal (a pty) -----------------------------------------------------------------------------------
 
 
-def on_terminal(args: list[str], env: dict[str, str] | None = None, timeout: float = 120) -> tuple[int, str]:
-    """Run `ph ARGS` with stdin, stdout and stderr on a pseudo-terminal; its exit code and all it wrote."""
-    extra, env = env or {}, {**os.environ, "TERM": "xterm-256color", "COLUMNS": "160", "LINES": "40"}
-    env.pop("NO_COLOR", None)
-    env.update(extra)
-    master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "pyharness.cli", *args], stdin=slave, stdout=slave, stderr=slave,
-                            env=env, close_fds=True)
-    os.close(slave)
-    out, end = b"", time.monotonic() + timeout
-    try:
-        while time.monotonic() < end:
-            ready, _, _ = select.select([master], [], [], 1)
-            if ready:
-                try:
-                    chunk = os.read(master, 65536)
-                except OSError:  # EIO: the child closed the terminal
-                    break
-                if not chunk:
-                    break
-                out += chunk
-            elif proc.poll() is not None:
-                break
-    finally:
-        os.close(master)
-    return proc.wait(timeout=10), out.decode("utf-8", errors="replace")
-
-
 def test_terminal_fix_streams_shows_status_coloured_diff_and_summary(orders, tmp_path):
     repo, args = fix_repo(orders, tmp_path)
-    code, out = on_terminal(args)
+    shown = on_terminal(args)
+    code, out = shown.code, shown.out
     assert code == 0, out
     text = ANSI.sub("", out).replace("\r", "")
     assert re.search(r"running tests · \d+ s · run \d+ s", text)  # the status line while tests run
@@ -241,7 +208,8 @@ def test_terminal_fix_streams_shows_status_coloured_diff_and_summary(orders, tmp
 
 def test_terminal_honours_no_color(orders, tmp_path):
     _, args = fix_repo(orders, tmp_path)
-    code, out = on_terminal([*args, "--no-stream"], env={"NO_COLOR": "1"})
+    shown = on_terminal([*args, "--no-stream"], env={"NO_COLOR": "1"})
+    code, out = shown.code, shown.out
     assert code == 0, out
     assert not re.search(r"\x1b\[(?:[0-9;]*;)?(?:3[0-9]|9[0-7]|38;|4[0-9])", out), out  # no colour at all
     text = ANSI.sub("", out).replace("\r", "")
