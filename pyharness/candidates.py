@@ -31,12 +31,15 @@ class Framing:
     temperature: float
 
 
-KINDS = ("plain", "plan", "repair", "line", "spec", "guesses", "vote")
+KINDS = ("plain", "plan", "repair", "line", "spec", "guesses", "vote", "confirm")
+VOTES = ("vote", "confirm")
 """`line` (fix mode): name the wrong line and its corrected version in words; `guesses` (fix mode): three such
 one-line changes in one reply, each checked as its own candidate; `spec` (fix mode): write the suspect function
 anew from its signature and docstring, its buggy body not shown; elsewhere each is a plain request. `vote` is a
 plain request asked only after a candidate passed (function tasks): the passing ones are then chosen among by
-agreement on probe inputs (`pyharness.agree`); before a pass, and where there is nothing to probe, it is skipped."""
+agreement on probe inputs (`pyharness.agree`); before a pass, and where there is nothing to probe, it is skipped.
+`confirm` is a vote that also ends the search once two or more passing candidates all behave alike on the probes
+(the first pass confirmed), so a doubt costs more samples only where the samples disagree."""
 
 
 def parse_schedule(spec: str) -> list[Framing]:

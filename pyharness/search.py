@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from actions.base import Observation
-from pyharness.agree import choose, probe_calls, seed_calls
-from pyharness.candidates import AddTarget, Attempt, Framing, StdoutTarget, extract_code, parse_schedule
+from pyharness.agree import behaviour, choose, probe_calls, seed_calls
+from pyharness.candidates import AddTarget, Attempt, Framing, StdoutTarget, extract_code, parse_schedule, VOTES
 from pyharness.suspects import FixTarget
 from pyharness.errors import ActionError, Done, LimitsExceeded
 from pyharness.harness.lint import empty_functions
@@ -44,6 +44,7 @@ PRESETS: dict[str, dict[str, str]] = {
     "spec": {"fix": "plain@0,line@0,spec@0,line@0.7,spec@0.7,repair@0.5,spec@1.0,plan@0.6"},
     "guesses": {"fix": "plain@0,guesses@0,plain@0.8,guesses@0.7,repair@0.5,plan@0.6,plain@1.0,guesses@1.0"},
     "vote": {"stdout": DEFAULT_SCHEDULE + ",vote@0.8,vote@0.8,vote@1.0,vote@1.0"},
+    "doubt": {"stdout": DEFAULT_SCHEDULE + ",confirm@0.8,confirm@0.8,confirm@1.0,confirm@1.0"},
 }
 """Named schedules per mode, for `ph eval --configs schedule=default,spec` (a mode a preset leaves out keeps its
 default): a schedule change is measured against the current one in one interleaved run."""
@@ -92,6 +93,8 @@ class Search:
         self.schedule = parse_schedule(schedule or (FIX_SCHEDULE if self.job.mode == "fix" else DEFAULT_SCHEDULE))
         self.seen: dict[str, Candidate] = {}
         self.probe_list: list[str] | None = None
+        self.behaviours: dict[str, tuple[str, ...] | None] = {}
+        """Each passing candidate's results on the probe calls, by its code (for `confirm`)."""
         self.counts = {"sample": 0, "repair": 0, "line": 0}
         self.record = {"candidates": 0, "run": 0, "duplicates": 0, "passed_by": "", "seconds": 0.0, "tokens": 0,
                        "attempts": []}
@@ -115,7 +118,7 @@ class Search:
             greens: list[Candidate] = []
             voting = bool(self._probes(target))
             for n, framing in enumerate(self.schedule):
-                if (framing.kind == "vote") != bool(greens):
+                if (framing.kind in VOTES) != bool(greens):
                     continue  # votes are asked only once a candidate passes, and then nothing else is
                 stop = self._out_of_budget()
                 if stop:
@@ -124,7 +127,9 @@ class Search:
                 if candidate.verdict.green:
                     greens.append(candidate)
                     shown = greens[0]
-                    if not voting or not any(f.kind == "vote" for f in self.schedule[n + 1:]):
+                    if not voting or not any(f.kind in VOTES for f in self.schedule[n + 1:]):
+                        break
+                    if framing.kind == "confirm" and self._unanimous(target, greens):
                         break
                     continue
                 if candidate.code:
@@ -146,6 +151,14 @@ class Search:
             self.probe_list = probe_calls(seed_calls(self.job.task, target.checks))
         return self.probe_list
 
+    def _unanimous(self, target, greens: list[Candidate]) -> bool:
+        """Two or more passing candidates, all alike on the probe calls (each one's results worked out once)."""
+        for c in greens:
+            if c.code not in self.behaviours:
+                self.behaviours[c.code] = behaviour(c.code, self._probes(target))
+        seen = {self.behaviours[c.code] for c in greens}
+        return len(greens) > 1 and len(seen) == 1 and None not in seen
+
     def _agree(self, target, greens: list[Candidate]) -> Candidate:
         """The passing candidate whose results on the probe calls the most passing candidates share."""
         index, support = choose([c.code for c in greens], self._probes(target))
@@ -157,7 +170,7 @@ class Search:
     def _framing(self, framing: Framing, shown: Candidate | None) -> Framing:
         """A repair needs an attempt to show (before there is one it is a plain request); `line` is for fix."""
         fix_only = framing.kind in ("line", "guesses") and self.job.mode != "fix"
-        if framing.kind == "repair" and shown is None or fix_only or framing.kind == "vote":
+        if framing.kind == "repair" and shown is None or fix_only or framing.kind in VOTES:
             return Framing("plain", framing.temperature)
         return framing
 

@@ -67,3 +67,34 @@ def test_without_a_vote_in_the_schedule_the_first_pass_ends_the_search(tmp_path)
     three = "```python\ndef is_odd(n):\n    return n == 3\n```"
     result, turns = run(repo, "stdout", task_message(task), [three, "never asked"], schedule="plain@0,plain@0.8")
     assert result.outcome == "done" and len(turns) == 1 and "vote" not in result.search
+
+
+def odd_task(tmp_path):
+    prompt = 'def is_odd(n):\n    """True when n is odd.\n    >>> is_odd(3)\n    True\n    """\n'
+    task = StdoutTask(id="t_odd", prompt=prompt, entry_point="is_odd",
+                      example=Case("", "True\n", "\nprint(repr(is_odd(3)))\n"), hidden=[])
+    return task, make_stdout_repo(tmp_path / "repo", task)
+
+
+def test_confirm_ends_the_search_when_a_sample_behaves_like_the_first_pass(tmp_path):
+    task, repo = odd_task(tmp_path)
+    right = "```python\ndef is_odd(n):\n    return n % 2 == 1\n```"
+    right2 = "```python\ndef is_odd(n):\n    return n % 2 != 0\n```"
+    result, turns = run(repo, "stdout", task_message(task), [right, right2, "never asked"],
+                        schedule="plain@0,plain@0.8,confirm@0.8,confirm@1.0")
+    assert result.outcome == "done" and len(turns) == 2  # the first confirm agreed on every probe: no third ask
+    assert result.search["passed_by"] == "greedy" and result.first_pass == 1
+    assert (repo / "main.py").read_text() == "def is_odd(n):\n    return n % 2 == 1\n"
+
+
+def test_confirm_goes_on_when_samples_disagree_and_the_majority_is_kept(tmp_path):
+    task, repo = odd_task(tmp_path)
+    three = "```python\ndef is_odd(n):\n    return n == 3\n```"  # passes every visible check
+    right = "```python\ndef is_odd(n):\n    return n % 2 == 1\n```"
+    right2 = "```python\ndef is_odd(n):\n    return n % 2 != 0\n```"
+    result, turns = run(repo, "stdout", task_message(task), [three, right, right2, "no code", "no code"],
+                        schedule="plain@0,confirm@0.8,confirm@0.8,confirm@1.0,confirm@1.0")
+    assert result.outcome == "done", result.reason
+    assert len(turns) == 5  # once the passing ones disagree, every confirm in the schedule is asked
+    assert result.search["vote"]["chosen"] == "sample 1" and result.search["vote"]["support"] == 2
+    assert (repo / "main.py").read_text() == "def is_odd(n):\n    return n % 2 == 1\n"
