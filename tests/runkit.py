@@ -58,11 +58,13 @@ ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
 def on_terminal(args: list[str], env: dict[str, str] | None = None, timeout: float = 120, cwd: Path | None = None,
-                stdout: str = "terminal", interrupt_when: str | None = None) -> Terminal:
+                stdout: str = "terminal", interrupt_when: str | None = None,
+                program: list[str] | None = None) -> Terminal:
     """Run `ph ARGS` with stdin and stderr on a pseudo-terminal that is its controlling terminal (so the ^C byte
     written to it is a real Ctrl-C: SIGINT to the foreground process group). `stdout`: "terminal" (the same one),
     "own-terminal" (a second pseudo-terminal, kept apart in `.stdout`) or "pipe" (kept apart in `.stdout`).
-    `interrupt_when`: type ^C once this text has appeared on the terminal."""
+    `interrupt_when`: type ^C once this text has appeared on the terminal. `program`: what to run instead of
+    `python -m pyharness.cli` (an installed `ph` script)."""
     extra, env = env or {}, {**os.environ, "TERM": "xterm-256color", "COLUMNS": "160", "LINES": "40"}
     env.pop("NO_COLOR", None)
     env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
@@ -81,8 +83,9 @@ def on_terminal(args: list[str], env: dict[str, str] | None = None, timeout: flo
         os.setsid()
         fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
-    proc = subprocess.Popen([sys.executable, "-m", "pyharness.cli", *args], stdin=slave, stdout=out_target,
-                            stderr=slave, env=env, cwd=cwd, close_fds=True, preexec_fn=controlling_terminal)
+    command = [*(program or [sys.executable, "-m", "pyharness.cli"]), *args]
+    proc = subprocess.Popen(command, stdin=slave, stdout=out_target, stderr=slave, env=env, cwd=cwd, close_fds=True,
+                            preexec_fn=controlling_terminal)
     os.close(slave)
     if own_slave is not None:
         os.close(own_slave)

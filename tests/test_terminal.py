@@ -6,6 +6,8 @@ test_citations and test_view; the live view on a terminal is in test_view."""
 
 import json
 import re
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -115,6 +117,16 @@ def test_version_and_short_help_on_a_terminal():
     assert "Example: ph" in text and "130 interrupted" in text and "--install-completion" in text
     for command in ("ask", "fix", "add", "run", "demo", "eval", "undo", "config", "doctor"):
         assert f" {command} " in text, command
+
+
+def test_the_installed_ph_script_answers_on_a_terminal():
+    script = Path(sys.executable).with_name("ph")  # what `make demo` (pip install -e) puts beside the venv's python
+    if not script.is_file():
+        pytest.skip(f"no ph script beside {sys.executable}: ph is not installed in this environment")
+    version = on_terminal(["--version"], program=[str(script)])
+    assert version.code == 0 and re.fullmatch(r"ph \(py-harness\) \d+\.\d+\.\d+\n", version.text), version.text
+    helped = on_terminal(["ask", "-h"], program=[str(script)])
+    assert helped.code == 0 and "Example: ph ask" in helped.text and TRACEBACK not in helped.text
 
 
 @pytest.mark.parametrize("args, start", [
