@@ -1,139 +1,31 @@
-"""The `ph` command line: the only place that prints errors or exits. Heavy imports happen inside commands."""
+"""The `ph` command line: the only place (with the cli_* modules) that prints errors or exits. Heavy imports happen
+inside commands.
 
-from contextlib import contextmanager
+Here: the run commands (ask, fix, add, run, demo) and those that look at runs or the set-up. Elsewhere: the app and
+`fail` (cli_app), the shared options (cli_options), `ph eval` (cli_eval), `ph model` (cli_model)."""
+
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from typer.core import TyperGroup
 
-EXIT_CODES = ("Exit codes: 0 the run ended done (or the command did its job); 1 bad input or set-up "
-              "(a malformed option, a missing repo, no model, a model server that failed); 2 the run ended "
-              "without done (stopped by a budget, invalid, a demo job failed); 130 interrupted (Ctrl-C).")
-
-
-@contextmanager
-def _one_line_usage_errors():
-    """A malformed command line is one `ph: ...` line and exit 1 (exit 2 means a run that did not end done)."""
-    usage_error = next(k for k in typer.BadParameter.__mro__ if k.__name__ == "UsageError")
-    try:
-        yield
-    except usage_error as err:
-        if type(err).__name__ == "NoArgsIsHelpError":  # bare `ph` or `ph model`: the help was shown
-            raise typer.Exit(0) from None
-        from pyharness.console import inert
-
-        where = f" (see {err.ctx.command_path} -h)" if getattr(err, "ctx", None) is not None else ""
-        typer.echo(f"ph: {inert(err.format_message())}{where}", err=True)
-        raise typer.Exit(1) from None
-
-
-class _Commands(TyperGroup):
-    """ph's command group: usage errors of any command, sub-app included, go through `_one_line_usage_errors`."""
-
-    def make_context(self, *args, **kwargs):
-        with _one_line_usage_errors():
-            return super().make_context(*args, **kwargs)
-
-    def invoke(self, ctx):
-        with _one_line_usage_errors():
-            return super().invoke(ctx)
-
-
-app = typer.Typer(
-    cls=_Commands,
-    add_completion=True,
-    no_args_is_help=True,
-    context_settings={"help_option_names": ["-h", "--help"]},
-    pretty_exceptions_enable=False,
-    help="A coding helper for small local models: a tight loop, named actions, no shell.",
-    epilog='Example: ph ask "Which file defines the tax rate for books?" --repo demo/orders\n\n' + EXIT_CODES,
+from pyharness.cli_app import app, fail
+from pyharness.cli_options import (
+    EscalateOpt,
+    HarnessOpt,
+    JsonOpt,
+    LayersOpt,
+    ModelOpt,
+    QuietOpt,
+    RepoOpt,
+    SearchOpt,
+    SecondsOpt,
+    StepsOpt,
+    StreamOpt,
+    TestTimeoutOpt,
+    VerboseOpt,
+    agent_config,
 )
-model_app = typer.Typer(no_args_is_help=True, help="Embedded model packs.")
-app.add_typer(model_app, name="model")
-
-
-def _version(value: bool) -> None:
-    if value:
-        from importlib.metadata import version
-
-        typer.echo(f"ph (py-harness) {version('py-harness')}")
-        raise typer.Exit()
-
-
-@app.callback()
-def _main(
-    version: Annotated[
-        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")
-    ] = False,
-) -> None:
-    """A coding helper for small local models: a tight loop, named actions, no shell."""
-
-RepoOpt = Annotated[
-    Path | None,
-    typer.Option("--repo", help="The repo to work in (default: the top of the git repo that holds the current "
-                 "folder, else the current folder)."),
-]
-JsonOpt = Annotated[
-    bool, typer.Option("--json", help="Print one JSON object on stdout and nothing else there (the rest: stderr).")
-]
-ModelOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--model",
-        "-m",
-        help="ollama:NAME, llamacpp:PACK_OR_PATH, openai:MODEL@URL or scripted:PATH (default: PH_MODEL, "
-        "the model in the repo's pyproject.toml tool.ph table, your config file, else Ollama's llama3.1:8b if it "
-        "answers, else the embedded pack; see `ph config`).",
-    ),
-]
-HarnessOpt = Annotated[str, typer.Option("--harness", help="on, or off for the thin-wrapper baseline.")]
-LayersOpt = Annotated[str | None, typer.Option("--layers", help="Comma-separated harness layers to switch on.")]
-StepsOpt = Annotated[int, typer.Option("--max-steps", min=1, help="Model turns before the run stops.")]
-EscalateOpt = Annotated[
-    str | None,
-    typer.Option("--escalate-to", help="A second model for low-confidence turns, e.g. ollama:qwen2.5-coder:7b."),
-]
-
-
-def _positive(value: float) -> float:
-    if value <= 0:
-        raise typer.BadParameter(f"{value:g} is not more than 0")
-    return value
-
-
-SecondsOpt = Annotated[
-    float, typer.Option("--max-seconds", callback=_positive, help="Wall-clock budget of the run, in seconds.")
-]
-TestTimeoutOpt = Annotated[
-    float, typer.Option("--test-timeout", min=1, help="Seconds one test run may take before ph stops it.")
-]
-StreamOpt = Annotated[
-    bool | None,
-    typer.Option("--stream/--no-stream", help="Show the model's text as it is written (default: on a terminal)."),
-]
-QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Show only the end summary line and errors.")]
-VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Also show the harness's repairs, dimmed.")]
-SearchOpt = Annotated[
-    str | None,
-    typer.Option("--search-schedule", help="The search layer's candidates in order, as kind@temperature "
-                 "(kinds: plain, plan, repair, line), e.g. plain@0,plain@0.8,repair@0.5; its length caps the "
-                 "candidates."),
-]
-
-
-def _agent_config(max_steps: int, max_seconds: float, schedule: str | None, json_command: str | None = None):
-    """The run's budgets and search schedule; a malformed schedule is a one-line error."""
-    from pyharness.agent import AgentConfig
-    from pyharness.candidates import parse_schedule
-
-    if schedule is None:
-        return AgentConfig(max_steps=max_steps, max_seconds=max_seconds)
-    try:
-        parse_schedule(schedule)
-    except ValueError as err:
-        _fail(f"--search-schedule: {err}", json_command=json_command)
-    return AgentConfig(max_steps=max_steps, max_seconds=max_seconds, search_schedule=schedule)
 
 
 def _settings(root: Path | None, **values):
@@ -166,18 +58,6 @@ def _chosen_model(settings):
     return model
 
 
-def _fail(message: str, code: int = 1, json_command: str | None = None, result=None) -> None:
-    """One `ph: ...` line on stderr and exit; with --json (json_command set), the failure as the JSON object too."""
-    from pyharness.console import inert
-
-    typer.echo(f"ph: {inert(message)}", err=True)
-    if json_command:
-        from pyharness.jsonview import failure_object, write
-
-        write(failure_object(json_command, message, code, result))
-    raise typer.Exit(code)
-
-
 def _repo(repo: Path | None) -> Path:
     """The repo to work in: --repo as given (a UserError when it is missing or a file); without --repo, the top of
     the git work tree that holds the current folder (said on stderr when that is not the current folder)."""
@@ -195,7 +75,7 @@ def _repo(repo: Path | None) -> Path:
 def _quiet_or_verbose(quiet: bool, verbose: bool, json_command: str | None = None) -> None:
     """-q and -v (the shared options of the run commands) cannot both be given."""
     if quiet and verbose:
-        _fail("-q and -v ask for less and more at once: choose one", json_command=json_command)
+        fail("-q and -v ask for less and more at once: choose one", json_command=json_command)
 
 
 def _interrupted(result) -> str:
@@ -233,9 +113,9 @@ def _job(
 
     as_json = mode if json_out else None
     if mode != "fix" and not task.strip():
-        _fail(f"ph {mode}: the task is empty; say what to do, e.g. ph {mode} \"...\"", json_command=as_json)
+        fail(f"ph {mode}: the task is empty; say what to do, e.g. ph {mode} \"...\"", json_command=as_json)
     _quiet_or_verbose(quiet, verbose, as_json)
-    agent_config = _agent_config(max_steps, max_seconds, schedule, as_json)
+    run_config = agent_config(max_steps, max_seconds, schedule, as_json)
     with CtrlC():
         try:
             root = _repo(repo)
@@ -243,7 +123,7 @@ def _job(
                                  test_timeout=test_timeout)
             max_steps, max_seconds, stream, test_timeout = (
                 settings[k] for k in ("max_steps", "max_seconds", "stream", "test_timeout"))
-            agent_config = _agent_config(max_steps, max_seconds, schedule, as_json)
+            run_config = agent_config(max_steps, max_seconds, schedule, as_json)
             config = HarnessConfig.parse_spec(harness, layers)
             chosen = _chosen_model(settings)
             second = resolve_model(escalate) if escalate else None
@@ -251,16 +131,16 @@ def _job(
                 if hasattr(backend, "check"):
                     backend.check()  # a server that is not there, or lacks the model: said before anything is written
             with RunView(stream=stream, quiet=quiet, verbose=verbose) as view:  # its status line ends before errors
-                result = run_job(root, mode, task, chosen, tests=tests, harness=config, config=agent_config,
+                result = run_job(root, mode, task, chosen, tests=tests, harness=config, config=run_config,
                                  emit=view, escalate=second, test_timeout=test_timeout)
         except (ModelError, UserError, ValueError) as err:
-            _fail(str(err), json_command=as_json)
+            fail(str(err), json_command=as_json)
             return
         except Interrupted as stop:
-            _fail(_interrupted(stop.result), 130, json_command=as_json, result=stop.result)
+            fail(_interrupted(stop.result), 130, json_command=as_json, result=stop.result)
             return
         except KeyboardInterrupt:
-            _fail(_interrupted(None), 130, json_command=as_json)
+            fail(_interrupted(None), 130, json_command=as_json)
             return
     code = 0 if result.outcome == "done" else 2
     if json_out:
@@ -403,7 +283,7 @@ def demo(
     console = Console()
     unknown = sorted(set(only or []) - {"ask", "fix", "add", "run"})
     if unknown:
-        _fail(f"--only {', '.join(unknown)}: the demo jobs are ask, fix, add and run")
+        fail(f"--only {', '.join(unknown)}: the demo jobs are ask, fix, add and run")
     _quiet_or_verbose(quiet, verbose)
     try:
         settings = _settings(None, model=model, max_steps=max_steps, stream=stream)
@@ -422,7 +302,7 @@ def demo(
                 announce=lambda text: quiet or console.print(f"\n[bold]{safe(text)}[/bold]"),
             )
     except (ModelError, UserError, ValueError) as err:
-        _fail(str(err))
+        fail(str(err))
         return
     rows = [
         {
@@ -441,38 +321,6 @@ def demo(
         raise typer.Exit(2)  # like a run that did not end done
 
 
-@model_app.command("list", epilog="Example: ph model list")
-def model_list() -> None:
-    """Show the known packs and whether each is present."""
-    from pyharness.models.packs import PACKS, is_present, pack_path
-
-    for pack in PACKS.values():
-        state = "present" if is_present(pack) else "not pulled"
-        typer.echo(f"{pack.name}\t{state}\t{pack.size / 1e9:.2f} GB\t{pack_path(pack)}\t{pack.description}")
-
-
-@model_app.command("pull", epilog="Example: ph model pull qwen2.5-coder-1.5b")
-def model_pull(pack: Annotated[str, typer.Argument(help="Pack name.")] = "qwen2.5-coder-1.5b") -> None:
-    """Fetch a pack, verify its size and sha256, and store it in the user cache dir."""
-    from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
-
-    from pyharness.errors import ModelError
-    from pyharness.models.packs import PACKS, pull
-
-    if pack not in PACKS:
-        _fail(f"unknown pack '{pack}': known packs are {', '.join(PACKS)}")
-    try:
-        with Progress(
-            "[progress.description]{task.description}", BarColumn(), DownloadColumn(), TransferSpeedColumn()
-        ) as progress:
-            task = progress.add_task(f"pull {pack}", total=PACKS[pack].size)
-            path = pull(PACKS[pack], progress=lambda done, total: progress.update(task, completed=done))
-    except ModelError as err:
-        _fail(str(err))
-        return
-    typer.echo(f"{pack}: verified, at {path}")
-
-
 @app.command(epilog="Example: ph undo --repo path/to/repo")
 def undo(
     repo: RepoOpt = None,
@@ -486,7 +334,7 @@ def undo(
         for line in undo_last(_repo(repo), force=force):
             typer.echo(line)
     except UserError as err:
-        _fail(str(err))
+        fail(str(err))
 
 
 @app.command(epilog="Example: ph log --limit 5 --json")
@@ -505,7 +353,7 @@ def log(
         root = _repo(repo)
         runs = latest_runs(root, limit)
     except UserError as err:
-        _fail(str(err), json_command="log" if json_out else None)
+        fail(str(err), json_command="log" if json_out else None)
         return
     entries = [run_entry(path, read_transcript(path)) for path in runs]
     if json_out:
@@ -538,13 +386,13 @@ def show(
             root = _repo(repo)
             latest = latest_runs(root, 1) if run_id is None else [runs_dir(root) / f"{run_id}.jsonl"]
             if not latest:
-                _fail(f"no runs recorded in {root} yet: ph ask, fix, add or run records one")
+                fail(f"no runs recorded in {root} yet: ph ask, fix, add or run records one")
             path = latest[0]
     except UserError as err:
-        _fail(str(err))
+        fail(str(err))
         return
     if not path.is_file():
-        _fail(f"no transcript {path}: see `ph log` for the runs of a repo")
+        fail(f"no transcript {path}: see `ph log` for the runs of a repo")
     for record in read_transcript(path):
         if record["event"] == "start":
             typer.echo(inert(f"# {record['mode']} with {record['model']}: {record['task']}"))
@@ -571,7 +419,7 @@ def config_(repo: RepoOpt = None, model: ModelOpt = None) -> None:
         root = _repo(repo)
         settings = _settings(root, model=model, max_steps=None, max_seconds=900.0, test_timeout=120.0, stream=False)
     except UserError as err:
-        _fail(str(err))
+        fail(str(err))
         return
     for line in describe_settings(settings):
         typer.echo(inert(line))
@@ -596,152 +444,9 @@ def doctor(json_out: JsonOpt = False) -> None:
         raise typer.Exit(1)
 
 
-@app.command("eval", epilog="Example: ph eval jobs --model ollama:qwen2.5-coder:7b --configs harness=on,off --repeat 3")
-def eval_(
-    suite: Annotated[
-        str, typer.Argument(help="stdout, humaneval, jobs, mutants (mutants:dev, mutants:all), or a task folder.")
-    ],
-    tasks: Annotated[
-        str | None, typer.Option("--tasks", help="Glob on task ids (commas for several), or @FILE listing ids.")
-    ] = None,
-    model: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--model", "-m", help="Model spec; repeat to compare models. scripted:DIR reads DIR/<task id>.json."
-        ),
-    ] = None,
-    repeat: Annotated[int, typer.Option("--repeat", min=1, help="Runs of each task per configuration.")] = 1,
-    configs: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--configs",
-            help="Configurations, e.g. harness=on,off (axes: harness; protocol text, oneshot = one reply, no harness).",
-        ),
-    ] = None,
-    workers: Annotated[int, typer.Option("--workers", min=1, help="Tasks run in parallel threads.")] = 1,
-    out: Annotated[Path | None, typer.Option("--out", help="Results folder (default out/eval-SUITE).")] = None,
-    check: Annotated[
-        bool,
-        typer.Option(
-            "--check",
-            help="Sanity-check every task first (reference passes, "
-            "empty fails); failing tasks are listed and left out.",
-        ),
-    ] = False,
-    max_steps: StepsOpt = 20,
-    max_seconds: Annotated[
-        float, typer.Option("--max-seconds", callback=_positive, help="Wall-clock budget per run, in seconds.")
-    ] = 900.0,
-    retry_errors: Annotated[
-        bool, typer.Option("--retry-errors", help="Run again the runs that ended in a model error.")
-    ] = False,
-    search_schedule: SearchOpt = None,
-    from_path: Annotated[
-        Path | None,
-        typer.Option("--from", help="mutants only: build the jobs from a local project with a tests folder."),
-    ] = None,
-    json_out: JsonOpt = False,
-) -> None:
-    """Run an eval suite: each task x model x configuration x repeat, interleaved, resumable, with a report."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from rich.console import Console
-
-    from pyharness.errors import ModelError, UserError
-    from pyharness.evalreport import intervention_lines, latest, read_results, summary_table, write_reports
-    from pyharness.evals import EvalPlan, Models, parse_configs, pending, plan_records, run_eval
-    from pyharness.evalsuites import check_task, load_suite, select
-    from pyharness.evalview import EvalView, show_errors
-    from pyharness.mutants import mutant_counts
-
-    console = Console(soft_wrap=True, highlight=False, stderr=json_out)  # --json: stdout holds only the object
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
-    as_json = "eval" if json_out else None
-    folder = out
-    try:
-        plan_configs = parse_configs(configs)
-        if from_path is not None:
-            from pyharness.evalsuites import Suite
-            from pyharness.mutants import local_jobs
-
-            if suite != "mutants":
-                raise UserError("--from goes with the mutants suite: ph eval mutants --from PATH")
-            loaded = Suite(f"mutants-{Path(from_path).resolve().name}",
-                           local_jobs(from_path, progress=lambda text: err.print(text, markup=False)))
-        else:
-            loaded = load_suite(suite)
-        for problem in loaded.problems:
-            err.print(f"[yellow]skipped[/yellow] {problem}")
-        chosen = select(loaded.tasks, tasks)
-        if check:
-            with ThreadPoolExecutor(max_workers=4) as pool:
-                verdicts = list(pool.map(check_task, chosen))
-            bad = {v.task for v in verdicts if not v.ok}
-            for verdict in verdicts:
-                if not verdict.ok:
-                    err.print(f"[red]excluded[/red] {verdict.task}: {verdict.note}")
-            console.print(
-                f"check: {len(verdicts) - len(bad)}/{len(verdicts)} tasks sound"
-                + (f", {len(bad)} excluded" if bad else "")
-            )
-            chosen = [t for t in chosen if t.id not in bad]
-            if loaded.name.startswith("mutants"):
-                for line in mutant_counts(chosen):
-                    console.print(line, markup=False)
-            if not model:
-                code = 1 if bad or loaded.problems else 0
-                if json_out:
-                    from pyharness.jsonview import write
-
-                    write({"command": "eval", "suite": loaded.name, "exit_code": code, "checked": len(verdicts),
-                           "excluded": {v.task: v.note for v in verdicts if not v.ok}, "problems": loaded.problems})
-                raise typer.Exit(code)
-        if not model:
-            raise UserError("name a model: --model llamacpp:qwen2.5-coder-1.5b, ollama:NAME or scripted:PATH")
-        if not chosen:
-            raise UserError("no tasks left to run")
-        models = Models(model)
-        if models.in_process and workers > 1:
-            err.print("note: a llama.cpp model runs in this process and cannot serve two threads: using 1 worker")
-            workers = 1
-        folder = out or Path("out") / f"eval-{loaded.name}"
-        plan = EvalPlan(
-            loaded.name, chosen, model, plan_configs, repeat, _agent_config(max_steps, max_seconds, search_schedule)
-        )
-        todo = len(pending(plan, folder / "results.jsonl", retry_errors))
-        console.print(
-            f"eval {loaded.name}: {len(chosen)} tasks x {len(model)} model(s) x {len(plan_configs)} "
-            f"config(s) x {repeat} repeat(s) -> {folder}"
-            + (f" (resuming: {todo} runs left)" if (folder / "results.jsonl").exists() else "")
-        )
-        with EvalView(todo, with_model=len(model) > 1, console=err) as view:
-            run_eval(plan, folder, models, workers=workers, retry_errors=retry_errors, on_result=view)
-    except (ModelError, UserError, ValueError) as error:
-        _fail(str(error), json_command=as_json)
-        return
-    except KeyboardInterrupt:
-        _fail(
-            "interrupted"
-            + (f"; finished runs are in {folder / 'results.jsonl'}: run the same command to resume" if folder else ""),
-            130,
-            json_command=as_json,
-        )
-        return
-    records, problems = read_results(folder / "results.jsonl")
-    for problem in problems:
-        err.print(f"[yellow]note[/yellow] {problem}")
-    title = f"ph eval {loaded.name}"
-    summaries, chart = write_reports(folder, plan_records(plan, records), title, notes=loaded.problems)
-    console.print(summary_table(summaries, title))
-    for line in intervention_lines(summaries):
-        console.print(f"interventions {line}")
-    show_errors(err, latest(plan_records(plan, records)))
-    console.print(f"results: {folder / 'results.jsonl'}\nsummary: {folder / 'summary.md'}\n{chart}")
-    if json_out:
-        from pyharness.jsonview import summaries_object, write
-
-        write(summaries_object(loaded.name, summaries, folder))
-
+# Imported last, for what importing them does: each adds its command to `app`, and `ph --help` lists commands in the
+# order they were added.
+from pyharness import cli_eval, cli_model  # noqa: E402, F401
 
 if __name__ == "__main__":
     app()

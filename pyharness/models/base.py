@@ -42,7 +42,8 @@ class ChatOptions:
 
 
 class Model(Protocol):
-    """A chat model: messages in ({"role", "content"} dicts), one `Reply` out."""
+    """A chat model: messages in ({"role", "content"} dicts), one `Reply` out. Backends subclass it to inherit
+    `loaded` and `load`."""
 
     name: str
     context_window: int
@@ -52,3 +53,11 @@ class Model(Protocol):
     def chat(self, messages: list[dict], options: ChatOptions) -> Reply: ...
 
     def count_tokens(self, text: str) -> int: ...
+
+    @property
+    def loaded(self) -> bool:
+        """False while the model still has to load into this process (llama.cpp); a served model is always ready."""
+        return True
+
+    def load(self) -> None:
+        """Load the model now, so that the first turn does not; a backend with nothing to load does nothing."""

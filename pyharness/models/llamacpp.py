@@ -5,13 +5,13 @@ import time
 from pathlib import Path
 
 from pyharness.errors import ModelError
-from pyharness.models.base import ChatOptions, Reply
+from pyharness.models.base import ChatOptions, Model, Reply
 
 _LOADED: dict[tuple[str, int], object] = {}
 """One loaded model per (path, context): the demo's four jobs and an eval's tasks share it and its cache."""
 
 
-class LlamaCppModel:
+class LlamaCppModel(Model):
     """A local GGUF model; a turn that extends the previous prompt re-reads only its new tokens."""
 
     prefill = True
@@ -23,6 +23,15 @@ class LlamaCppModel:
         self.threads = threads or max(1, os.cpu_count() or 1)
         self._llm = None
         self._formatter = None
+
+    @property
+    def loaded(self) -> bool:
+        """True once this model's weights are in memory (the first turn, or `load`, reads them)."""
+        return self._llm is not None
+
+    def load(self) -> None:
+        """Read the weights now (seconds to minutes); at once when they are already in memory."""
+        self._load()
 
     def _load(self):
         if self._llm is not None:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from pyharness.errors import ModelError
-from pyharness.models.base import ChatOptions, Reply
+from pyharness.models.base import ChatOptions, Model, Reply
 from pyharness.models.streaming import StreamLimits, timed
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
@@ -20,7 +20,7 @@ AVAILABLE_TIMEOUT = 5.0
 CONNECT_TIMEOUT = 10.0
 
 
-class OllamaModel:
+class OllamaModel(Model):
     """A chat model served by Ollama; every failure becomes a one-line `ModelError`."""
 
     prefill = True

