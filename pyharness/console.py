@@ -49,7 +49,7 @@ class RunView:
     """Renders a run's events: a live status line (phase, seconds, tokens, tokens/s) on a terminal, the model's
     text as it streams, each step with its time and tokens, a diff of each file change, and an end summary.
 
-    `quiet` shows only the end summary line (errors are cli.py's); `verbose` adds the harness's repairs, dimmed.
+    `quiet` shows only the end summary line (errors are the cli modules'); `verbose` adds the harness's repairs, dimmed.
     Not on a terminal: no status line, no colour, plain `diff -u` text, wrap-free lines.
     """
 
