@@ -151,6 +151,23 @@ def test_a_run_that_stops_exits_2_on_a_terminal(orders, tmp_path):
     assert re.search(r"^stopped: ", shown.text, re.M), shown.text
 
 
+def test_quiet_and_verbose_on_a_terminal(orders, tmp_path):
+    repo = orders("fix")
+    fix = ('Action: edit {"path": "orders/pricing.py"}\n<<<<<<< SEARCH\n    if line.quantity > BULK_THRESHOLD:\n'
+           "=======\n    if line.quantity >= BULK_THRESHOLD:\n>>>>>>> REPLACE")
+    args = ["fix", "--repo", str(repo), "--model", scripted(tmp_path, [fix]), "--layers", LOOP_LAYERS]
+    quiet = on_terminal([*args, "-q"])
+    assert quiet.code == 0, quiet.out
+    assert "+    if line.quantity >= BULK_THRESHOLD:" not in quiet.text  # no diff, no step lines
+    summary = " ".join(quiet.text[quiet.text.index("done: "):].split())  # one line, wrapped at the terminal's width
+    assert "1 file(s) changed (+1 -1)" in summary and "→ 0 failing" in summary
+    assert on_terminal(["undo", "--repo", str(repo)]).code == 0
+    verbose = on_terminal([*args, "-v"])
+    assert verbose.code == 0, verbose.out
+    assert re.search(r"\x1b\[2m[^\n]*harness steer\.autotest", verbose.out)  # the harness's repairs, dimmed
+    assert "+    if line.quantity >= BULK_THRESHOLD:" in verbose.text
+
+
 # ask's citation check ------------------------------------------------------------------------------------------------
 
 
@@ -182,6 +199,10 @@ def test_eval_on_a_terminal_draws_its_progress_bar(tmp_path):
     assert re.search(r"2/2", shown.text) and "1 passed" in shown.text, shown.text
     assert re.search(r"\[\d/2\] shout harness=on r0: pass", shown.text)
     assert re.search(r"\[\d/2\] whisper harness=on r0: fail", shown.text)
+    # whisper's first program fails the example; the search asks again and the scripted model has no more replies:
+    # the run's error is shown with its real reason, under the run and in the end's error list
+    assert "error: the scripted model ran out of replies after 1 turns" in shown.text
+    assert "1 x the scripted model ran out of replies after 1 turns" in shown.text
 
 
 # Ctrl-C ---------------------------------------------------------------------------------------------------------------
