@@ -269,6 +269,8 @@ def run_one(plan: EvalPlan, run: RunSpec, models: Models, out: Path) -> dict:
                                  default_write_path=write_path, test_timeout=plan.test_timeout)
         except ModelError as err:
             result = _errored(repo, str(err))
+        except Exception as err:  # a fault in ph itself: recorded as this run's error, and the eval goes on
+            result = _errored(repo, f"internal error: {type(err).__name__}: {err}")
         strict, lenient, note = _score(task, repo, result)
         transcript = _keep_transcript(result.transcript, out, run)
     timed_out = result.outcome == "stopped" and result.seconds >= plan.agent.max_seconds

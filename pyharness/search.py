@@ -354,7 +354,10 @@ class Search:
             raise LimitsExceeded(f"{stop}; search: no candidate beat the code as it was ({self._summary()})")
         for rel, text in best.files.items():
             if not (self.ws.root / rel).is_file() or self.ws.read_text(rel) != text:  # a file sent back as it was
-                self.ws.write_text(rel, text)                                           # is not a change
+                try:                                                                    # is not a change
+                    self.ws.write_text(rel, text)
+                except ActionError as err:  # a write limit: the run stops, saying so, with the tree as it was
+                    raise LimitsExceeded(f"{stop}; search: {best.origin} could not be written: {err}") from None
         if not best.verdict.accepted:
             raise LimitsExceeded(f"{stop}; search: no candidate passed, kept the best ({best.origin}; "
                                  f"{self._summary()})")

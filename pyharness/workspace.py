@@ -56,7 +56,7 @@ class WriteLimit:
     """How much one run may change."""
 
     max_bytes_per_write: int = 64_000
-    """Largest content a single write may carry."""
+    """Most bytes a single write may carry: the new text that differs from the file's (all of it for a new file)."""
     max_files: int = 12
     """Distinct files a run may change."""
     max_changed_lines: int = 800
@@ -64,7 +64,7 @@ class WriteLimit:
     max_overwrite_lines: int = 120
     """An existing file longer than this may not be rewritten whole: use edit."""
     max_run_bytes: int = 1_048_576
-    """Bytes all writes of one run may carry together."""
+    """Bytes all writes of one run may carry together (counted as for `max_bytes_per_write`)."""
 
 
 @dataclass
@@ -189,20 +189,21 @@ class Workspace:
         if "\0" in content:
             raise refuse(path, "the content holds NUL bytes; only text is written")
         try:
-            data = content.encode("utf-8")
+            content.encode("utf-8")
         except UnicodeEncodeError:
             raise refuse(path, "the content is not valid text (invalid UTF-8 / lone surrogates)") from None
-        if len(data) > self.limit.max_bytes_per_write:
-            raise ActionError(
-                f"write {rel} refused: {len(data)} bytes is over the limit of {self.limit.max_bytes_per_write} "
-                "per write; split the change into edits"
-            )
         raw = real.read_bytes() if real.exists() else None
         old = None if raw is None else _decode(raw)
+        carried = _carried(old, content)
+        if carried > self.limit.max_bytes_per_write:
+            raise ActionError(
+                f"write {rel} refused: {carried} bytes is over the limit of {self.limit.max_bytes_per_write} "
+                "per write; split the change into edits"
+            )
         if rel not in self.changed and len(self.changed) >= self.limit.max_files:
             raise ActionError(f"write {rel} refused: this run already changed {len(self.changed)} files (the limit "
                               f"of {self.limit.max_files}); finish with the files already changed")
-        if self.bytes_written + len(data) > self.limit.max_run_bytes:
+        if self.bytes_written + carried > self.limit.max_run_bytes:
             raise ActionError(f"write {rel} refused: this run has written {self.bytes_written} bytes and the limit "
                               f"is {self.limit.max_run_bytes} per run")
         delta = _changed_lines(old or "", content)
@@ -216,7 +217,7 @@ class Workspace:
         made = _atomic_write(real, content)
         self.cache.forget(real)
         self.created_dirs += [self.rel(d) for d in made]
-        self.bytes_written += len(data)
+        self.bytes_written += carried
         self.changed[rel] = self.changed.get(rel, 0) + delta
         self.emit("change", path=rel, before=old, after=_decode(content.encode("utf-8")))
         return rel, old
@@ -232,6 +233,16 @@ class Workspace:
                     path.unlink(missing_ok=True)
                     removed.append(self.rel(path))
         return removed
+
+
+def _carried(old: str | None, new: str) -> int:
+    """The bytes a write carries: the new text outside what it shares with the old at both ends (all of it for a new
+    file). An edit or a merged function in a 175 KB module carries its change, not the module."""
+    if not old:
+        return len(new.encode("utf-8"))
+    head = len(os.path.commonprefix([old, new]))
+    tail = min(len(os.path.commonprefix([old[::-1], new[::-1]])), min(len(old), len(new)) - head)
+    return len(new[head:len(new) - tail].encode("utf-8"))
 
 
 def _decode(raw: bytes) -> str:

@@ -336,3 +336,21 @@ def test_rewriting_the_same_failing_program_is_refused_with_its_error(tmp_path, 
         "fail: ValueError: not enough values to unpack (expected 2, got 1). Send a corrected version that changes "
         "the code that fails."
     )
+
+
+def test_a_fault_in_one_run_is_that_runs_error_and_the_eval_goes_on(tmp_path, monkeypatch):
+    import pyharness.session
+
+    suite = load_task_dir(write_suite(tmp_path / "tasks", SHOUT, ADD), "mine")
+    spec = f"scripted:{write_replies(tmp_path / 'replies', {'shout': [], 'add': []})}"
+    calls = []
+
+    def faulty(*args, **kwargs):
+        calls.append(args[1])
+        raise RuntimeError("a bug in ph")
+
+    monkeypatch.setattr(pyharness.session, "run_job", faulty)
+    plan = EvalPlan("mine", suite.tasks, [spec], parse_configs(["harness=on"]), agent=AgentConfig(max_steps=2))
+    records = run_eval(plan, tmp_path / "out", Models([spec]))
+    assert len(calls) == 2 and [r["outcome"] for r in records] == ["error", "error"]
+    assert all(r["reason"] == "internal error: RuntimeError: a bug in ph" and not r["pass_strict"] for r in records)

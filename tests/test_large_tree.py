@@ -215,3 +215,18 @@ def test_eval_summary_adds_a_large_tree_row():
     large = summaries[-1]
     assert (large.tasks, large.passed) == (3, 1)  # sympy-d is told by its id (a record older than the field)
     assert rows(summaries)[-1][4] == "33.3%"
+
+
+def test_an_edit_in_a_module_bigger_than_the_write_cap_carries_only_its_change(tmp_path):
+    from pyharness.errors import ActionError
+    from pyharness.workspace import Workspace
+
+    body = "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(4000))  # ~120 KB, like more_itertools
+    (tmp_path / "big.py").write_text(body)
+    ws = Workspace(tmp_path)
+    cap = ws.limit.max_bytes_per_write
+    assert len(body) > cap
+    ws.write_text("big.py", body.replace("return x + 17\n", "return x - 17\n"))  # one line changed: written
+    assert "return x - 17\n" in (tmp_path / "big.py").read_text() and ws.bytes_written < 10
+    with pytest.raises(ActionError, match=f"big.py refused: {cap + 1} bytes is over the limit of {cap}"):
+        ws.write_text("big.py", ws.read_text("big.py").replace("return x - 17\n", "return x - 17\n" + "#" * cap + "\n"))
