@@ -104,11 +104,16 @@ def behaviour(code: str, calls: list[str], timeout: float = 10.0) -> tuple[str, 
     return tuple(rows) if isinstance(rows, list) and len(rows) == len(calls) else None
 
 
-def choose(codes: list[str], calls: list[str]) -> tuple[int, int]:
-    """(index of the code whose behaviour on `calls` the most codes share, how many share it); ties: earliest."""
+def choose(codes: list[str], calls: list[str], known: dict | None = None) -> tuple[int, int]:
+    """(index of the code whose behaviour on `calls` the most codes share, how many share it); ties: earliest.
+    `known` holds behaviours already worked out, by code (filled in here for the rest)."""
     if len(codes) < 2 or not calls:
         return 0, 1
-    seen = [behaviour(code, calls) for code in codes]
+    known = {} if known is None else known
+    for code in codes:
+        if code not in known:
+            known[code] = behaviour(code, calls)
+    seen = [known[code] for code in codes]
     support = [sum(1 for other in seen if mine is not None and other == mine) for mine in seen]
     best = max(range(len(codes)), key=lambda i: (support[i], -i))
     return best, support[best]

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from actions.base import Observation
-from pyharness.agree import behaviour, choose, probe_calls, seed_calls
+from pyharness.agree import choose, probe_calls, seed_calls
 from pyharness.candidates import AddTarget, Attempt, Framing, StdoutTarget, extract_code, parse_schedule, VOTES
 from pyharness.suspects import FixTarget
 from pyharness.errors import ActionError, Done, LimitsExceeded
@@ -94,7 +94,7 @@ class Search:
         self.seen: dict[str, Candidate] = {}
         self.probe_list: list[str] | None = None
         self.behaviours: dict[str, tuple[str, ...] | None] = {}
-        """Each passing candidate's results on the probe calls, by its code (for `confirm`)."""
+        """Each passing candidate's results on the probe calls, by its code (worked out once for confirm and vote)."""
         self.counts = {"sample": 0, "repair": 0, "line": 0}
         self.record = {"candidates": 0, "run": 0, "duplicates": 0, "passed_by": "", "seconds": 0.0, "tokens": 0,
                        "attempts": []}
@@ -153,15 +153,15 @@ class Search:
 
     def _unanimous(self, target, greens: list[Candidate]) -> bool:
         """Two or more passing candidates, all alike on the probe calls (each one's results worked out once)."""
-        for c in greens:
-            if c.code not in self.behaviours:
-                self.behaviours[c.code] = behaviour(c.code, self._probes(target))
+        if len(greens) < 2 or not self._probes(target):
+            return False
+        choose([c.code for c in greens], self._probes(target), self.behaviours)  # fills in the behaviours
         seen = {self.behaviours[c.code] for c in greens}
-        return len(greens) > 1 and len(seen) == 1 and None not in seen
+        return len(seen) == 1 and None not in seen
 
     def _agree(self, target, greens: list[Candidate]) -> Candidate:
         """The passing candidate whose results on the probe calls the most passing candidates share."""
-        index, support = choose([c.code for c in greens], self._probes(target))
+        index, support = choose([c.code for c in greens], self._probes(target), self.behaviours)
         self.record["vote"] = {"passing": len(greens), "probes": len(self._probes(target)), "support": support,
                                "chosen": greens[index].origin}
         self.agent._count("search.vote", f"{greens[index].origin}: {support} of {len(greens)} passing agree")

@@ -18,7 +18,7 @@ from pyharness.models.base import Reply
 from pyharness.recap import Recap, plus_minus, unified
 from pyharness.runs import RunResult
 from pyharness import testrun
-from runkit import LOOP_LAYERS, on_terminal
+from runkit import ANSI, LOOP_LAYERS, on_terminal
 
 BAD = "[bold]x[/bold] [/dim] A[i] \x1b[31m"
 """Markup-like and ANSI text as a model, a file or a test may hold it."""
@@ -28,7 +28,6 @@ LITERAL = ("[bold]x[/bold]", "[/dim]", "A[i]", "\\x1b[31m")
 FIX_EDIT = ('Action: edit {"path": "orders/pricing.py"}\n<<<<<<< SEARCH\n    if line.quantity > BULK_THRESHOLD:\n'
             "=======\n    if line.quantity >= BULK_THRESHOLD:\n>>>>>>> REPLACE")
 SGR = re.compile(r"\x1b\[[0-9;]*m")
-ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
 def every_event() -> list[tuple[str, dict]]:
