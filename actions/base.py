@@ -26,6 +26,9 @@ class Context:
     workspace: Workspace
     test_timeout: float = 60.0
     lint: bool = True
+    spectrum: bool = True
+    """fix mode: rank the suspect functions by which lines the failing and the passing tests ran (the harness
+    spectrum layer)."""
     """Refuse writes/edits that break a parsing Python file (the harness lint layer)."""
     task: str = ""
     """The job's task text (the lint repair reads module paths from it)."""

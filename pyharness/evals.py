@@ -17,14 +17,15 @@ from pyharness.errors import ModelError, UserError
 from pyharness.evalreport import read_results, record_key
 from pyharness.evalsuites import JobTask, StdoutTask, Task, score_source
 from pyharness.gitops import snapshot_repo
-from pyharness.harness.pipeline import HarnessConfig
+from pyharness.harness.pipeline import LAYERS, HarnessConfig
 from pyharness.models.base import Model
 from pyharness.mutants import MutantJob
 from pyharness.oneshot import example_text, run_oneshot
 from pyharness.oneshot_jobs import run_oneshot_job
 from pyharness.search import PRESETS
 
-AXES = {"harness": ("on", "off"), "protocol": ("text", "tools", "oneshot"), "schedule": tuple(PRESETS)}
+AXES = {"harness": ("on", "off"), "protocol": ("text", "tools", "oneshot"), "schedule": tuple(PRESETS),
+        "without": ("none", *LAYERS)}
 EXAMPLE_TEST = '''"""The task's example: main.py must print exactly the expected output (checked byte for byte)."""
 
 import os
@@ -84,6 +85,8 @@ class EvalConfig:
     protocol: str = "text"
     schedule: str = "default"
     """A search.PRESETS name: the search schedule per mode."""
+    without: str = "none"
+    """A harness layer switched off (an ablation of harness=on), or 'none'."""
 
 
 def parse_configs(specs: list[str] | None) -> list[EvalConfig]:
@@ -107,11 +110,15 @@ def parse_configs(specs: list[str] | None) -> list[EvalConfig]:
         configs = [EvalConfig(f"{c.name} {key}={v}".strip(), **{**_fields(c), key: v}) for c in configs for v in values]
     # The model alone has no harness to switch: protocol=oneshot is one configuration whatever the harness axis says.
     configs = [EvalConfig("protocol=oneshot", "off", "oneshot") if c.protocol == "oneshot" else c for c in configs]
+    # Nor has harness=off a layer to leave out.
+    configs = [replace(c, name=re.sub(r" without=\S+", "", c.name), without="none") if c.harness == "off" else c
+               for c in configs]
     return list(dict.fromkeys(configs))
 
 
 def _fields(config: EvalConfig) -> dict:
-    return {"harness": config.harness, "protocol": config.protocol, "schedule": config.schedule}
+    return {"harness": config.harness, "protocol": config.protocol, "schedule": config.schedule,
+            "without": config.without}
 
 
 @dataclass
@@ -264,8 +271,10 @@ def run_one(plan: EvalPlan, run: RunSpec, models: Models, out: Path) -> dict:
             else:
                 preset = PRESETS[run.config.schedule].get(mode)
                 agent = replace(plan.agent, search_schedule=preset) if preset else plan.agent
+                harness = HarnessConfig.parse_spec(run.config.harness)
+                harness.layers.discard(run.config.without)
                 result = run_job(repo, mode, message, models.for_run(run.model, task.id), tests=tests,
-                                 harness=HarnessConfig.parse_spec(run.config.harness), config=agent,
+                                 harness=harness, config=agent,
                                  default_write_path=write_path, test_timeout=plan.test_timeout)
         except ModelError as err:
             result = _errored(repo, str(err))

@@ -67,11 +67,14 @@ class Job:
             self.failing_before = list(self.first_run.failing)
             extra = f"\nAlso: {self.task}" if self.task else ""
             from pyharness.linetrace import RunTrace, trace_test
+            from pyharness.spectrum import spectrum
 
+            ran = RunTrace()
             if self.failing_before:
-                ws.emit("phase", name="tracing the failing test")
-            ran = (trace_test(ws.root, self.failing_before[0], timeout=ctx.test_timeout, python=ctx.python)
-                   if self.failing_before else RunTrace())
+                ws.emit("phase", name="tracing the failing tests")
+                ran = trace_test(ws.root, self.failing_before[0], timeout=ctx.test_timeout, python=ctx.python)
+                files = list(dict.fromkeys(node.split("::")[0] for node in self.failing_before))
+                ran.scores = spectrum(ws.root, files, python=ctx.python) if ctx.spectrum else {}
             self.trace = ran
             traceback = self.first_run.first_traceback
             related = related_source(ws, traceback, ran=ran)
@@ -95,7 +98,8 @@ class Job:
         """A real source file for the prompt's examples: the suspect's (fix), else the repo's first source file."""
         from pyharness.suspects import suspects
 
-        found = suspects(ws, self.first_run.first_traceback, self.trace) if self.first_run and self.trace else []
+        found = (suspects(ws, self.first_run.first_traceback, self.trace, self.failing_before[0])
+                 if self.first_run and self.trace and self.failing_before else [])
         files = [rel for rel in ws.files() if rel.endswith(".py") and not ws.is_test_path(rel)]
         return ([u.path for u in found] or files or [None])[0]
 

@@ -103,6 +103,8 @@ class RunTrace:
     lines: dict[str, set[int]] = field(default_factory=dict)
     notes: dict[str, dict[int, str]] = field(default_factory=dict)
     """file -> line -> `name=value, ... -> True|False` (first time the condition ran)."""
+    scores: dict[str, dict[int, float]] = field(default_factory=dict)
+    """file -> line -> how suspicious the line is (`spectrum.spectrum`; empty when not worked out)."""
 
 
 def trace_test(root: Path, node_id: str, timeout: float = 60.0, python: str | None = None) -> RunTrace:

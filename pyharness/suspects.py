@@ -17,6 +17,7 @@ from pyharness.taskchecks import CallCheck
 from pyharness.workspace import Workspace
 
 CALLED = re.compile(r"\b([A-Za-z_]\w*)\(")
+NAME = re.compile(r"[A-Za-z_]\w*")
 ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*])\s+", re.MULTILINE)
 """Where a guess starts in a reply: a numbered or bulleted item."""
 FENCED = re.compile(r"```[A-Za-z0-9_+-]*[^\n]*\n(.*?)```", re.DOTALL)
@@ -44,7 +45,7 @@ class FixTarget(Target):
 
     def __init__(self, ws: Workspace, failing: str, error: str, traceback: str, ran: RunTrace | None):
         self.failing, self.error, self.traceback = failing, error, traceback
-        self.units = suspects(ws, traceback, ran or RunTrace())
+        self.units = suspects(ws, traceback, ran or RunTrace(), failing)
         self.constants = _constants(ws, self.units)
         self.test = test_source(ws, failing)
         self.checks: list[CallCheck] = []
@@ -197,31 +198,50 @@ def test_source(ws: Workspace, node_id: str, max_lines: int = 40) -> str:
     return "\n".join(lines[:max_lines]) + "\n"
 
 
-def suspects(ws: Workspace, traceback: str, ran: RunTrace) -> list[Unit]:
-    """Functions of non-test files that the failing test reached: named in its traceback first, then those
-    whose lines ran in it (innermost first); at most MAX_UNITS."""
+def suspects(ws: Workspace, traceback: str, ran: RunTrace, failing: str = "") -> list[Unit]:
+    """Functions of non-test files that the failing test reached, at most MAX_UNITS. With a spectrum
+    (`ran.scores`), the most suspicious first (the highest score of a line in them; then those the traceback or
+    the failing test's source names, or whose class it names; then more lines run); without one, those named in
+    the traceback first, then those whose lines ran (innermost first). A function longer than MAX_UNIT_LINES
+    (docstring not counted) is left out."""
     named = list(dict.fromkeys(CALLED.findall(traceback)))
+    mentioned = set(NAME.findall(test_source(ws, failing))) | set(named) if failing else set(named)
     found: list[tuple[tuple, Unit]] = []
-    for rel in focus(ws, traceback, extra=list(ran.lines)):  # all source files of a small tree
+    for rel in focus(ws, traceback, extra=list(dict.fromkeys([*ran.lines, *ran.scores]))):  # a small tree: all
         source = ws.read_text(rel)
         try:
             tree = ast.parse(source)
         except (SyntaxError, ValueError):
             continue
         lines, marks, notes = source.splitlines(), ran.lines.get(rel, set()), ran.notes.get(rel, {})
+        scores = ran.scores.get(rel, {})
         for node, qual in _functions(tree):
             first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
             end = node.end_lineno or node.lineno
-            span = set(range(node.lineno + 1, end + 1))
+            span = set(range(node.body[0].lineno, end + 1))
             in_tb = node.name in named
-            if not (in_tb or marks & span) or end - first > MAX_UNIT_LINES:
+            if not (in_tb or marks & span or scores.keys() & span) or _code_lines(node) > MAX_UNIT_LINES:
                 continue
             indent = re.match(r"\s*", lines[first - 1]).group(0)
             code = textwrap.dedent("\n".join(lines[first - 1:end]))
             said = [f"- line `{lines[n - 1].strip()}` saw {notes[n]}" for n in sorted(span & marks) if n in notes]
-            rank = (0 if in_tb else 1, named.index(node.name) if in_tb else -len(marks & span))
+            if ran.scores:
+                known = node.name in mentioned or qual.split(".")[0] in mentioned
+                rank: tuple = (-max((scores.get(n, 0.0) for n in span), default=0.0), not known,
+                               -len(marks & span))
+            else:
+                rank = (0 if in_tb else 1, named.index(node.name) if in_tb else -len(marks & span))
             found.append((rank, Unit(rel, qual, first, end, indent, code, said)))
     return [unit for _, unit in sorted(found, key=lambda item: item[0])][:MAX_UNITS]
+
+
+def _code_lines(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """A function's length in lines, its docstring left out."""
+    length = (node.end_lineno or node.lineno) - node.lineno + 1
+    doc = node.body[0]
+    if isinstance(doc, ast.Expr) and isinstance(doc.value, ast.Constant) and isinstance(doc.value.value, str):
+        length -= (doc.end_lineno or doc.lineno) - doc.lineno + 1
+    return length
 
 
 def _functions(tree: ast.Module):

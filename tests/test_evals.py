@@ -240,6 +240,24 @@ def test_configs_axes_and_tools_protocol_refused():
         parse_configs(["harness=on,off", "protocol=text,tools"])
 
 
+def test_the_without_axis_switches_one_layer_off_in_harness_on_runs(tmp_path):
+    configs = parse_configs(["harness=on,off without=none,spectrum"])
+    assert [(c.name, c.without) for c in configs] == [
+        ("harness=on without=none", "none"), ("harness=on without=spectrum", "spectrum"), ("harness=off", "none")]
+    with pytest.raises(UserError, match="without takes none, parse, "):
+        parse_configs(["without=shell"])
+    suite = load_task_dir(write_suite(tmp_path / "tasks", SHOUT), "mine")
+    replies = write_replies(tmp_path / "replies", {"shout": [write_program(SHOUT["reference"])]})
+    spec = f"scripted:{replies}"
+    plan = EvalPlan("mine", suite.tasks, [spec], parse_configs(["without=none,search"]), agent=AgentConfig(max_steps=2))
+    records = run_eval(plan, tmp_path / "out", Models([spec]))
+    layers = {}
+    for record in records:
+        start = json.loads((tmp_path / "out" / record["transcript"]).read_text().splitlines()[0])
+        layers[record["config"]] = set(start["layers"])
+    assert "search" in layers["without=none"] and layers["without=search"] == layers["without=none"] - {"search"}
+
+
 def test_cli_check_lists_and_excludes_a_broken_reference(tmp_path):
     folder = write_suite(tmp_path / "tasks", SHOUT, {**ADD, "reference": "print(0)\n"},
                          {**SHOUT, "id": "silent", "example": {"stdin": "", "stdout": ""},

@@ -1,0 +1,100 @@
+"""Benchmark: fix mode's fault localisation on the mutant jobs, no model loaded. For each job, the mutated tree is
+prepared as `ph fix` prepares it (the tests run, the first failing test is traced) and the search's suspect
+functions are worked out; a job is a hit when one of them holds the mutated line (so a candidate can change it).
+
+    python benchmarks/localise.py --split dev               # tune here
+    python benchmarks/localise.py --split test              # report here
+    python benchmarks/localise.py --split dev --compare /work/eval-wt   # this checkout against another one
+
+The projects come from ph's mutant cache (`ph eval mutants --check` fetches them). Prints figures; asserts nothing.
+"""
+
+import argparse
+import fnmatch
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def measure(split: str, pattern: str) -> list[dict]:
+    """One record per job of the checkout on sys.path: where the suspects are and whether one holds the bug."""
+    from actions.base import Context
+    from pyharness.jobs import Job
+    from pyharness.mutants import load_jobs
+    from pyharness.suspects import suspects
+    from pyharness.workspace import Workspace
+
+    records = []
+    for job in load_jobs(split):
+        if not fnmatch.fnmatch(job.id, pattern):
+            continue
+        started = time.perf_counter()
+        with tempfile.TemporaryDirectory(prefix="ph-localise-") as tmp:
+            repo = job.make_repo(Path(tmp) / "repo")
+            ws = Workspace(repo, protect_tests=True)
+            fix = Job("fix", task=job.task, tests=job.tests)
+            fix.prepare(ws, Context(workspace=ws, test_timeout=300))
+            try:
+                units = (suspects(ws, fix.first_run.first_traceback, fix.trace, fix.failing_before[0])
+                         if fix.failing_before else [])
+            except TypeError:  # a checkout from before suspects() took the failing test (for --compare)
+                units = suspects(ws, fix.first_run.first_traceback, fix.trace) if fix.failing_before else []
+            fix.cleanup()
+        at = [n for n, u in enumerate(units, 1) if u.path == job.file and u.start <= job.line <= u.end]
+        ran = job.line in (fix.trace.lines.get(job.file, set()) if fix.trace else set())
+        records.append({"job": job.id, "project": job.project, "hit": at[0] if at else 0, "ran": ran,
+                        "shown": [f"{u.path}:{u.name}" for u in units], "seconds": round(time.perf_counter() - started, 1)})
+        print(json.dumps(records[-1]), file=sys.stderr, flush=True)
+    return records
+
+
+def summary(records: list[dict]) -> str:
+    hits = sum(bool(r["hit"]) for r in records)
+    first = sum(r["hit"] == 1 for r in records)
+    ran = sum(r["ran"] for r in records)
+    per = Counter(r["project"] for r in records)
+    per_hit = Counter(r["project"] for r in records if r["hit"])
+    projects = ", ".join(f"{p} {per_hit[p]}/{n}" for p, n in sorted(per.items()))
+    return (f"suspects hold the mutated line: {hits}/{len(records)} (first suspect: {first}); the failing test ran "
+            f"that line: {ran}/{len(records)}; by project: {projects}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--split", default="dev", choices=("dev", "test", "all"))
+    parser.add_argument("--jobs", default="*", help="glob on job ids")
+    parser.add_argument("--compare", type=Path, help="another checkout of ph, measured the same way")
+    parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # one checkout's records
+    args = parser.parse_args()
+    if args.json:
+        print(json.dumps(measure(args.split, args.jobs)))
+        return
+    sys.path.insert(0, str(ROOT))
+    columns = {"this checkout": measure(args.split, args.jobs)}
+    if args.compare:
+        env = {**os.environ, "PYTHONPATH": str(args.compare.resolve())}
+        done = subprocess.run([sys.executable, __file__, "--json", "--split", args.split, "--jobs", args.jobs],
+                              capture_output=True, text=True, env=env, cwd=args.compare, check=False)
+        lines = done.stdout.strip().splitlines()
+        if not lines:
+            print(f"{args.compare}: {done.stderr.strip()[-300:]}")
+            return
+        columns[str(args.compare)] = json.loads(lines[-1])
+    for name, records in columns.items():
+        print(f"{name}: {summary(records)}")
+    if len(columns) == 2:
+        mine, other = columns.values()
+        for a, b in zip(mine, other):
+            if bool(a["hit"]) != bool(b["hit"]):
+                print(f"  {a['job']}: this checkout {a['hit'] or 'miss'}, other {b['hit'] or 'miss'}")
+
+
+if __name__ == "__main__":
+    main()
