@@ -74,7 +74,7 @@ class Job:
                 ws.emit("phase", name="tracing the failing tests")
                 ran = trace_test(ws.root, self.failing_before[0], timeout=ctx.test_timeout, python=ctx.python)
                 files = list(dict.fromkeys(node.split("::")[0] for node in self.failing_before))
-                ran.scores = spectrum(ws.root, files, python=ctx.python) if ctx.spectrum else {}
+                ran.scores = spectrum(ws.root, files, self.failing_before, python=ctx.python) if ctx.spectrum else {}
             self.trace = ran
             traceback = self.first_run.first_traceback
             related = related_source(ws, traceback, ran=ran)

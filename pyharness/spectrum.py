@@ -7,7 +7,8 @@ ran it. A line's suspiciousness is the Ochiai score, failed(line) / sqrt(failed 
 the bug ranked first for 36 of 53 jobs this way, where "named in the traceback, then most lines run" put it in
 the first two for fewer (benchmarks/localise.py measures both).
 
-The run has a deadline: past it, pytest stops after the current test and the counts so far are kept.
+The failing tests run first; the run has a deadline: past it, pytest stops after the current test and the counts
+so far are kept (more-itertools' 1,000-test file takes ~30 s traced, twice its plain run).
 """
 
 import json
@@ -20,13 +21,14 @@ from pathlib import Path
 from pyharness.harness.noise import QUIET_ENV
 from pyharness.procs import clean_env, run_tree
 
-SECONDS = 30.0
+SECONDS = 15.0
 """How long the traced run may take (it stops after the test that passes this, keeping what it counted)."""
 
 TRACER = r"""
 import json, os, sys, time
 import pytest
 root, out, deadline = sys.argv[1], sys.argv[2], time.monotonic() + float(sys.argv[3])
+first = set(json.loads(sys.argv[4]))
 mine, ran, counts, totals = {}, set(), {}, {"failed": 0, "passed": 0}
 
 def lines(frame, event, arg):
@@ -42,6 +44,9 @@ def calls(frame, event, arg):
     return lines if mine[name] else None
 
 class Spectrum:
+    def pytest_collection_modifyitems(self, items):
+        items.sort(key=lambda item: item.nodeid not in first)  # stable: the failing tests first, then the rest
+
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_call(self, item):
         ran.clear()
@@ -63,7 +68,7 @@ class Spectrum:
         ran.clear()
 
 try:
-    pytest.main([*sys.argv[4:], "-q", "-p", "no:cacheprovider", "--no-header"], plugins=[Spectrum()])
+    pytest.main([*sys.argv[5:], "-q", "-p", "no:cacheprovider", "--no-header"], plugins=[Spectrum()])
 finally:
     table = {}
     for (name, line), pair in counts.items():
@@ -80,16 +85,17 @@ def ochiai(failed_here: int, passed_here: int, failed: int) -> float:
     return failed_here / math.sqrt(failed * (failed_here + passed_here))
 
 
-def spectrum(root: Path, targets: list[str], seconds: float = SECONDS,
+def spectrum(root: Path, targets: list[str], failing: list[str] = (), seconds: float = SECONDS,
              python: str | None = None) -> dict[str, dict[int, float]]:
     """file -> line -> Ochiai score, for the lines of non-test files that a failing test of `targets` ran ({} when
-    no test failed in the traced run, or it could not run)."""
+    no test failed in the traced run, or it could not run). The `failing` test ids run first, so a run cut short
+    by its deadline has them and as many passing tests as fitted."""
     fd, out = tempfile.mkstemp(suffix=".json")
     os.close(fd)
     env = clean_env({**QUIET_ENV, "PYTHONPATH": str(root)})
     try:
-        run_tree([python or sys.executable, "-c", TRACER, str(root), out, str(seconds), *targets], cwd=root, env=env,
-                 timeout=seconds + 30)
+        cmd = [python or sys.executable, "-c", TRACER, str(root), out, str(seconds), json.dumps(list(failing))]
+        run_tree([*cmd, *targets], cwd=root, env=env, timeout=seconds + 30)
         data = json.loads(Path(out).read_text() or "{}")
     except (OSError, json.JSONDecodeError):
         return {}

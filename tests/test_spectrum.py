@@ -87,6 +87,9 @@ def test_past_its_deadline_the_run_stops_and_keeps_what_it_counted(tmp_path):
     repo = make_repo(tmp_path)
     # stops after the first test (a passing one): no failing test was seen, so nothing is suspicious
     assert spectrum(repo, ["tests/test_counts.py"], seconds=0.0) == {}
+    failing = ["tests/test_counts.py::test_threshold_keeps_below_limit"]
+    cut = spectrum(repo, ["tests/test_counts.py"], failing, seconds=0.0)  # the failing test ran first, alone
+    assert cut["counts.py"][14] == cut["counts.py"][18] == 1.0
     assert spectrum(repo, ["tests/test_missing.py"]) == {}
 
 
