@@ -140,24 +140,46 @@ class FixTarget(Target):
         return path, number, line[:len(line) - len(line.lstrip())] + new
 
     def apply(self, code: str, ws: Workspace) -> dict[str, str]:
-        """The suspect files with each function of `code` put in place of its namesake; {} if none matched."""
+        """The suspect files with each function of `code` put in place of its namesake; {} if none matched. A
+        method given inside its class goes to that class's method; suspects sharing a name (`LRU.get`,
+        `Counter.get`) each take the reply's function of that name most like their own code, one each."""
         try:
             tree = ast.parse(code)
         except (SyntaxError, ValueError):
             return {}
         lines = code.splitlines()
         given: dict[str, str] = {}
-        for node in ast.walk(tree):
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name not in given:
-                first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-                given[node.name] = textwrap.dedent("\n".join(lines[first - 1:node.end_lineno]))
+        """qualified name (Class.method, or the name alone) -> code, the first of each"""
+        alike: dict[str, list[str]] = {}
+        """short name -> the code of each function of that name"""
+        for node, qual in _functions(tree):
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            body = textwrap.dedent("\n".join(lines[first - 1:node.end_lineno]))
+            given.setdefault(qual, body)
+            alike.setdefault(node.name, []).append(body)
+        chosen = {n: given[u.name] for n, u in enumerate(self.units) if "." in u.name and u.name in given}
+        for short in alike:  # a method that went to its own class is no one else's
+            alike[short] = [c for c in alike[short] if c not in chosen.values()]
+        for short, codes in alike.items():
+            if not codes:
+                continue
+            namesakes = [n for n, u in enumerate(self.units) if n not in chosen and u.name.rsplit(".", 1)[-1] == short]
+            if len(namesakes) == 1:
+                chosen[namesakes[0]] = codes[0]
+                continue
+            pairs = sorted(((difflib.SequenceMatcher(None, self.units[n].code, c).ratio(), n, k)
+                            for n in namesakes for k, c in enumerate(codes)), reverse=True)
+            used: set[int] = set()
+            for _, n, k in pairs:  # each function of the reply to the namesake it is most like, one each
+                if n not in chosen and k not in used:
+                    chosen[n] = codes[k]
+                    used.add(k)
         files: dict[str, list[str]] = {}
-        for unit in sorted(self.units, key=lambda u: -u.start):
-            short = unit.name.rsplit(".", 1)[-1]
-            if short not in given:
+        for n, unit in sorted(enumerate(self.units), key=lambda item: -item[1].start):
+            if n not in chosen:
                 continue
             body = files.setdefault(unit.path, ws.read_text(unit.path).splitlines())
-            body[unit.start - 1:unit.end] = textwrap.indent(given[short], unit.indent).splitlines()
+            body[unit.start - 1:unit.end] = textwrap.indent(chosen[n], unit.indent).splitlines()
         return {path: "\n".join(body) + "\n" for path, body in files.items()}
 
 

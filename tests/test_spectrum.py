@@ -134,3 +134,27 @@ def test_fix_mode_works_out_the_spectrum_unless_its_layer_is_off(tmp_path):
         assert bool(job.trace.scores) is on
         assert job.example_path(ws) == "counts.py"
         job.cleanup()
+
+
+def test_suspects_sharing_a_name_each_take_the_reply_function_most_like_their_own(tmp_path):
+    from pyharness.suspects import FixTarget
+
+    repo = make_repo(tmp_path)
+    first = run_pytest(repo)
+    target = FixTarget(Workspace(repo), first.failing[0], "", first.first_traceback, trace_test(repo, first.failing[0]))
+    assert [u.name for u in target.units] == ["Cache.get", "Threshold.get"]
+    ws = Workspace(repo)
+    # one function given: it goes to the namesake it is like (Threshold.get), not to both
+    one = target.apply("def get(self, key, default=0):\n    return self.counts.get(key, default) + 0\n", ws)
+    text = one["counts.py"]
+    assert "        return self.counts.get(key, default) + 0\n" in text
+    assert "        return self.data.get(key, default)\n" in text
+    # two given, in either order: each to its own
+    two = target.apply("def get(self, key, default=0):\n    return self.counts.get(key, default) + 0\n\n"
+                       "def get(self, key, default=None):\n    return self.data.get(key, default) or None\n", ws)
+    assert "        return self.data.get(key, default) or None\n" in two["counts.py"]
+    assert "        return self.counts.get(key, default) + 0\n" in two["counts.py"]
+    # a method given inside its class goes to that class's method
+    held = target.apply("class Cache:\n    def get(self, key, default=None):\n        return None\n", ws)
+    assert held["counts.py"].count("        return None\n") == 1
+    assert "        return self.counts.get(key, default)\n" in held["counts.py"]
