@@ -109,18 +109,24 @@ class RunTrace:
 
 def trace_test(root: Path, node_id: str, timeout: float = 60.0, python: str | None = None) -> RunTrace:
     """Trace `node_id` in a subprocess on a scrubbed environment (empty if tracing failed or timed out)."""
-    fd, out = tempfile.mkstemp(suffix=".json")
-    os.close(fd)
-    env = clean_env({**QUIET_ENV, "PYTHONPATH": str(root)})
-    try:
-        done = run_tree([python or sys.executable, "-c", TRACER, str(root), out, node_id], cwd=root, env=env,
-                        timeout=timeout)
-        data = {} if done.timed_out else json.loads(Path(out).read_text() or "{}")
-    except (OSError, json.JSONDecodeError):
-        return RunTrace()
-    finally:
-        Path(out).unlink(missing_ok=True)
+    data = run_script(root, TRACER, [node_id], timeout, python)
     return RunTrace(
         lines={k: set(v) for k, v in data.get("lines", {}).items()},
         notes={k: {int(n): text for n, text in v.items()} for k, v in data.get("notes", {}).items()},
     )
+
+
+def run_script(root: Path, script: str, args: list[str], timeout: float, python: str | None = None) -> dict:
+    """Run a tracer `script` (`python -c script ROOT OUT *args`) in `root` on a scrubbed environment and return
+    the JSON it wrote to OUT; {} when it failed, wrote nothing or timed out."""
+    fd, out = tempfile.mkstemp(suffix=".json")
+    os.close(fd)
+    env = clean_env({**QUIET_ENV, "PYTHONPATH": str(root)})
+    try:
+        done = run_tree([python or sys.executable, "-c", script, str(root), out, *args], cwd=root, env=env,
+                        timeout=timeout)
+        return {} if done.timed_out else json.loads(Path(out).read_text() or "{}")
+    except (OSError, json.JSONDecodeError):
+        return {}
+    finally:
+        Path(out).unlink(missing_ok=True)

@@ -13,13 +13,9 @@ so far are kept (more-itertools' 1,000-test file takes ~30 s traced, twice its p
 
 import json
 import math
-import os
-import sys
-import tempfile
 from pathlib import Path
 
-from pyharness.harness.noise import QUIET_ENV
-from pyharness.procs import clean_env, run_tree
+from pyharness.linetrace import run_script
 
 SECONDS = 15.0
 """How long the traced run may take (it stops after the test that passes this, keeping what it counted)."""
@@ -90,17 +86,7 @@ def spectrum(root: Path, targets: list[str], failing: list[str] = (), seconds: f
     """file -> line -> Ochiai score, for the lines of non-test files that a failing test of `targets` ran ({} when
     no test failed in the traced run, or it could not run). The `failing` test ids run first, so a run cut short
     by its deadline has them and as many passing tests as fitted."""
-    fd, out = tempfile.mkstemp(suffix=".json")
-    os.close(fd)
-    env = clean_env({**QUIET_ENV, "PYTHONPATH": str(root)})
-    try:
-        cmd = [python or sys.executable, "-c", TRACER, str(root), out, str(seconds), json.dumps(list(failing))]
-        run_tree([*cmd, *targets], cwd=root, env=env, timeout=seconds + 30)
-        data = json.loads(Path(out).read_text() or "{}")
-    except (OSError, json.JSONDecodeError):
-        return {}
-    finally:
-        Path(out).unlink(missing_ok=True)
+    data = run_script(root, TRACER, [str(seconds), json.dumps(list(failing)), *targets], seconds + 30, python)
     failed = data.get("failed", 0)
     return {rel: {int(n): ochiai(ef, ep, failed) for n, (ef, ep) in lines.items() if ef}
             for rel, lines in data.get("lines", {}).items() if any(ef for ef, _ in lines.values())}
