@@ -50,7 +50,8 @@ def measure(split: str, pattern: str) -> list[dict]:
         at = [n for n, u in enumerate(units, 1) if u.path == job.file and u.start <= job.line <= u.end]
         ran = job.line in (fix.trace.lines.get(job.file, set()) if fix.trace else set())
         records.append({"job": job.id, "project": job.project, "hit": at[0] if at else 0, "ran": ran,
-                        "shown": [f"{u.path}:{u.name}" for u in units], "seconds": round(time.perf_counter() - started, 1)})
+                        "shown": [f"{u.path}:{u.name}" for u in units],
+                        "seconds": round(time.perf_counter() - started, 1)})
         print(json.dumps(records[-1]), file=sys.stderr, flush=True)
     return records
 

@@ -63,7 +63,8 @@ def eval_(
 
     from pyharness.errors import ModelError, UserError
     from pyharness.evalreport import intervention_lines, latest, read_results, summary_table, write_reports
-    from pyharness.evals import EvalPlan, Models, parse_configs, pending, plan_records, run_eval
+    from pyharness.evalconfig import parse_configs
+    from pyharness.evals import EvalPlan, Models, pending, plan_records, run_eval
     from pyharness.evalsuites import check_task, load_suite, select
     from pyharness.evalview import EvalView, show_errors
     from pyharness.mutants import mutant_counts

@@ -73,3 +73,36 @@ def agent_config(max_steps: int, max_seconds: float, schedule: str | None, json_
     except ValueError as err:
         fail(f"--search-schedule: {err}", json_command=json_command)
     return AgentConfig(max_steps=max_steps, max_seconds=max_seconds, search_schedule=schedule)
+
+
+def settings_for(root: Path | None, **values):
+    """The run's settings: a flag typed on the command line wins, else the config files, else the command's default
+    (pyharness.config); notes about ignored repo settings go to stderr."""
+    from pyharness.config import effective
+    from pyharness.console import inert
+
+    try:  # typer vendors click (typer._click) since 0.2x; before, it ran on click itself
+        from typer._click.globals import get_current_context
+    except ImportError:
+        from click import get_current_context
+    ctx = get_current_context(silent=True)
+    sources = {k: ctx.get_parameter_source(k) if ctx is not None else None for k in values}
+    typed = {k for k, source in sources.items() if source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP")}
+    settings = effective({k: values[k] for k in typed}, {k: v for k, v in values.items() if k not in typed}, root)
+    for note in settings.notes:
+        typer.echo(f"ph: note: {inert(note)}", err=True)
+    return settings
+
+
+def repo_root(repo: Path | None) -> Path:
+    """The repo to work in: --repo as given (a UserError when it is missing or a file); without --repo, the top of
+    the git work tree that holds the current folder (said on stderr when that is not the current folder)."""
+    from pyharness.gitops import toplevel
+    from pyharness.session import check_repo
+
+    path = check_repo(repo if repo is not None else Path("."))
+    top = toplevel(path) if repo is None else None
+    if top is None or top.resolve() == path:
+        return path
+    typer.echo(f"ph: working in {top.resolve()}, the top of the git repo that holds the current folder", err=True)
+    return top.resolve()

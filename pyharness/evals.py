@@ -13,19 +13,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from pyharness.agent import AgentConfig, RunResult
-from pyharness.errors import ModelError, UserError
+from pyharness.errors import ModelError
+from pyharness.evalconfig import EvalConfig
 from pyharness.evalreport import read_results, record_key
 from pyharness.evalsuites import JobTask, StdoutTask, Task, score_source
 from pyharness.gitops import snapshot_repo
-from pyharness.harness.pipeline import LAYERS, HarnessConfig
+from pyharness.harness.pipeline import HarnessConfig
 from pyharness.models.base import Model
 from pyharness.mutants import MutantJob
 from pyharness.oneshot import example_text, run_oneshot
 from pyharness.oneshot_jobs import run_oneshot_job
 from pyharness.search import PRESETS
 
-AXES = {"harness": ("on", "off"), "protocol": ("text", "tools", "oneshot"), "schedule": tuple(PRESETS),
-        "without": ("none", *LAYERS)}
 EXAMPLE_TEST = '''"""The task's example: main.py must print exactly the expected output (checked byte for byte)."""
 
 import os
@@ -74,51 +73,6 @@ def difference(expected, got):
             return f"First difference {{how}}, line {{n}}: expected {{a!r}}, got {{b!r}}"
     return f"expected {{len(want) - 1}} line(s), got {{len(have) - 1}}"
 '''
-
-
-@dataclass(frozen=True)
-class EvalConfig:
-    """One configuration under comparison; its name (e.g. 'harness=off') labels its results."""
-
-    name: str
-    harness: str = "on"
-    protocol: str = "text"
-    schedule: str = "default"
-    """A search.PRESETS name: the search schedule per mode."""
-    without: str = "none"
-    """A harness layer switched off (an ablation of harness=on), or 'none'."""
-
-
-def parse_configs(specs: list[str] | None) -> list[EvalConfig]:
-    """Configurations from `harness=on,off` style specs (axes multiply, oneshot has no harness); no tools yet."""
-    chosen: dict[str, list[str]] = {}
-    for part in re.split(r"[\s;]+", " ".join(specs or []).strip()):
-        if not part:
-            continue
-        key, sep, values = part.partition("=")
-        if not sep or key not in AXES:
-            raise UserError(f"--configs takes AXIS=VALUE,VALUE with AXIS one of {', '.join(AXES)}; got {part!r}")
-        wanted = [v.strip() for v in values.split(",") if v.strip()]
-        bad = [v for v in wanted if v not in AXES[key]]
-        if bad or not wanted:
-            raise UserError(f"{key} takes {', '.join(AXES[key])}; got {values!r}")
-        chosen[key] = list(dict.fromkeys(chosen.get(key, []) + wanted))
-    if "tools" in chosen.get("protocol", []):
-        raise UserError("protocol=tools is not implemented yet")
-    configs = [EvalConfig("", "on", "text", "default")]
-    for key, values in (chosen or {"harness": ["on"]}).items():
-        configs = [EvalConfig(f"{c.name} {key}={v}".strip(), **{**_fields(c), key: v}) for c in configs for v in values]
-    # The model alone has no harness to switch: protocol=oneshot is one configuration whatever the harness axis says.
-    configs = [EvalConfig("protocol=oneshot", "off", "oneshot") if c.protocol == "oneshot" else c for c in configs]
-    # Nor has harness=off a layer to leave out.
-    configs = [replace(c, name=re.sub(r" without=\S+", "", c.name), without="none") if c.harness == "off" else c
-               for c in configs]
-    return list(dict.fromkeys(configs))
-
-
-def _fields(config: EvalConfig) -> dict:
-    return {"harness": config.harness, "protocol": config.protocol, "schedule": config.schedule,
-            "without": config.without}
 
 
 @dataclass

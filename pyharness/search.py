@@ -9,11 +9,8 @@ fewer errors. A candidate is only ever kept when it beats the code before it.
 """
 
 import hashlib
-import shutil
-import tempfile
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from actions.base import Observation
@@ -24,10 +21,7 @@ from pyharness.errors import ActionError, Done, LimitsExceeded
 from pyharness.harness.lint import empty_functions
 from pyharness.harness.parse import first_fence
 from pyharness.models.base import ChatOptions, Reply
-from pyharness.taskchecks import run_checks
-from pyharness.testrun import EXCEPTION_LINE as EXCEPTION
-from pyharness.testrun import TestRun, run_pytest
-from pyharness.workspace import SKIP_DIRS
+from pyharness.verdicts import Verdict, check_in_scratch, one_line
 
 if TYPE_CHECKING:
     from pyharness.agent import Agent
@@ -49,27 +43,6 @@ PRESETS: dict[str, dict[str, str]] = {
 """Named schedules per mode, for `ph eval --configs schedule=default,spec` (a mode a preset leaves out keeps its
 default): a schedule change is measured against the current one in one interleaved run."""
 STOP = ["<|im_end|>", "<|endoftext|>"]
-
-
-@dataclass
-class Verdict:
-    """What one candidate's check said."""
-
-    green: bool
-    passed: int = 0
-    failures: int = 0
-    errors: int = 0
-    failure: str = ""
-    """The one failure shown to the next repair ('' when green)."""
-    accepted: bool = False
-    """The mode's own check passes (the example, the suite), even where an example read from the task text
-    does not: such an example may be wrong (HumanEval's own docstrings hold a few), so it ranks candidates
-    and keeps the search going, but does not make a candidate that passes the real check a failure."""
-
-    @property
-    def rank(self) -> tuple:
-        """Higher is better: all pass > the mode's check passes > more checks passed > fewer failures > fewer errors."""
-        return (self.green, self.accepted, self.passed, -self.failures, -self.errors)
 
 
 @dataclass
@@ -313,39 +286,7 @@ class Search:
 
     def _check(self, target, files: dict[str, str]) -> Verdict:
         """Apply `files` in a fresh scratch copy of the workspace and run the mode's check there."""
-        scratch = Path(tempfile.mkdtemp(prefix="ph-scratch-"))
-        try:
-            shutil.copytree(self.ws.root, scratch, dirs_exist_ok=True,
-                            ignore=shutil.ignore_patterns(*SKIP_DIRS, ".ph", "__pycache__"))
-            for rel, text in files.items():
-                (scratch / rel).parent.mkdir(parents=True, exist_ok=True)
-                (scratch / rel).write_text(text, encoding="utf-8")
-            run = run_pytest(scratch, timeout=self.ctx.test_timeout, python=self.ctx.python)
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
-        if self.job.mode == "add":
-            failure = failure_text(run)
-            if run.failing:
-                failure = f"{run.failing[0]} fails: {failure}"
-            return Verdict(run.green, run.counts.get("passed", 0), len(run.failing), run.counts.get("errors", 0),
-                           "" if run.green else failure, accepted=run.green)
-        if self.job.mode == "fix":
-            still = [t for t in self.job.failing_before if t in run.failing]
-            passed = run.counts.get("passed", 0)
-            failure = failure_text(run)
-            if run.failing:
-                failure = f"{run.failing[0]} fails: {failure}"
-            green = run.green and not still
-            return Verdict(green, passed - len(still), len(run.failing), run.counts.get("errors", 0),
-                           "" if run.green else failure, accepted=green)
-        # the task's own examples count beside the given one: an example alone is a weak judge
-        extra = run_checks(files["main.py"], target.checks) if files else None
-        failure = "" if run.green else failure_text(run)
-        if extra and extra.failure and not failure:
-            failure = f"the example passes, but an example from the task text fails: {extra.failure}"
-        passed = int(run.green) + (extra.passed if extra else 0)
-        return Verdict(run.green and not (extra and extra.failure), passed, 0 if run.green else 1, 0, failure,
-                       accepted=run.green)
+        return check_in_scratch(self.ws, self.job, self.ctx, target, files)
 
     def _finish(self, best: Candidate | None, before: Candidate, stop: str) -> None:
         """Write the best candidate into the workspace if it beats the code before; a passing one goes to the
@@ -375,28 +316,6 @@ class Search:
     def _summary(self) -> str:
         r = self.record
         return f"{r['candidates']} candidate(s), {r['run']} run"
-
-
-def failure_text(run: TestRun, max_lines: int = 12) -> str:
-    """The one failure a repair is shown: the `E` lines of the first failing test (the exception or the
-    assertion with its message), else the run's summary."""
-    lines = [ln.strip()[1:].strip() for ln in run.first_traceback.splitlines() if ln.strip().startswith("E ")]
-    lines = [ln for ln in lines if ln]
-    if len(lines) > max_lines:  # a program's own traceback: its last lines hold the exception
-        lines = [lines[0], "...", *lines[-(max_lines - 2):]]
-    return "\n".join(lines) if lines else run.summary()
-
-
-def one_line(failure: str) -> str:
-    """An earlier attempt in one line: the exception it raised, or what it printed against what was expected."""
-    lines = [ln.strip() for ln in failure.splitlines() if ln.strip()]
-    raised = [ln for ln in lines if EXCEPTION.match(ln) and not ln.startswith("AssertionError")]
-    if raised:
-        return raised[-1][:140]
-    said = {ln.split(":", 1)[0]: ln.split(":", 1)[1].strip() for ln in lines if ln.startswith(("expected:", "got:"))}
-    if "expected" in said and "got" in said:
-        return f"printed {said['got'][:60]} where {said['expected'][:60]} was expected"
-    return (lines[0] if lines else "failed")[:140]
 
 
 def first_block_closed(text: str) -> bool:

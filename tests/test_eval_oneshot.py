@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from pyharness.errors import UserError
-from pyharness.evals import EvalPlan, Models, parse_configs, run_eval
+from pyharness.evalconfig import parse_configs
+from pyharness.evals import EvalPlan, Models, run_eval
 from pyharness.evalsuites import Case, StdoutTask, job_suite, load_task_dir
 from pyharness.oneshot import extract_code, oneshot_message
 from pyharness.transcript import read_transcript

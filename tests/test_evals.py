@@ -11,7 +11,8 @@ from rich.console import Console
 from pyharness.agent import AgentConfig
 from pyharness.errors import UserError
 from pyharness.evalreport import read_results, summarise, summary_table, wilson, write_chart, write_summary_md
-from pyharness.evals import EvalPlan, Models, make_stdout_repo, parse_configs, run_eval, task_message
+from pyharness.evalconfig import parse_configs
+from pyharness.evals import EvalPlan, Models, make_stdout_repo, run_eval, task_message
 from pyharness.evalsuites import (
     check_task,
     job_suite,

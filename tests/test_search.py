@@ -315,7 +315,7 @@ def test_fix_spec_framing_hides_the_buggy_body_and_its_rewrite_is_merged(tmp_pat
 
 
 def test_eval_schedule_presets_are_an_axis():
-    from pyharness.evals import parse_configs
+    from pyharness.evalconfig import parse_configs
     from pyharness.search import PRESETS
 
     configs = parse_configs(["harness=on schedule=default,spec"])

@@ -110,7 +110,8 @@ def test_the_spectrum_puts_the_buggy_method_before_the_one_the_traceback_names(t
 
 def test_a_one_line_function_can_be_a_suspect(tmp_path):
     (tmp_path / "tests").mkdir()
-    (tmp_path / "calc.py").write_text("def double(x): return x + x + 1\n\n\ndef quad(x):\n    return double(x) * 2\n\n\n"
+    (tmp_path / "calc.py").write_text("def double(x): return x + x + 1\n\n\n"
+                                      "def quad(x):\n    return double(x) * 2\n\n\n"
                                       "def half(x): return x / 2\n")
     (tmp_path / "tests" / "test_calc.py").write_text(
         "from calc import quad, half\n\ndef test_half():\n    assert half(4) == 2\n\n"
