@@ -26,10 +26,13 @@ class Context:
     workspace: Workspace
     test_timeout: float = 60.0
     lint: bool = True
+    """Refuse writes/edits that break a parsing Python file (the harness lint layer)."""
     spectrum: bool = True
     """fix mode: rank the suspect functions by which lines the failing and the passing tests ran (the harness
     spectrum layer)."""
-    """Refuse writes/edits that break a parsing Python file (the harness lint layer)."""
+    fail_first: bool = True
+    """fix mode search: check a candidate on the originally failing tests first and run the suite only once one of
+    them passes (the harness failfirst layer)."""
     task: str = ""
     """The job's task text (the lint repair reads module paths from it)."""
     keep_definitions: bool = True

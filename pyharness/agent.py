@@ -71,7 +71,8 @@ class Agent:
 
     def run(self) -> RunResult:
         """Run until the harness accepts the job or a budget ends it."""
-        self.ctx.lint, self.ctx.spectrum = self.harness.on("lint"), self.harness.on("spectrum")
+        self.ctx.lint, self.ctx.spectrum, self.ctx.fail_first = (self.harness.on(name) for name in
+                                                                  ("lint", "spectrum", "failfirst"))
         try:
             task = self.job.prepare(self.ctx.workspace, self.ctx)
             if self.harness.on("steer") and self.job.mode != "stdout":

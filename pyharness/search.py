@@ -39,9 +39,12 @@ PRESETS: dict[str, dict[str, str]] = {
     "guesses": {"fix": "plain@0,guesses@0,plain@0.8,guesses@0.7,repair@0.5,plan@0.6,plain@1.0,guesses@1.0"},
     "vote": {"stdout": DEFAULT_SCHEDULE + ",vote@0.8,vote@0.8,vote@1.0,vote@1.0"},
     "doubt": {"stdout": DEFAULT_SCHEDULE + ",confirm@0.8,confirm@0.8,confirm@1.0,confirm@1.0"},
+    "long": {"fix": FIX_SCHEDULE + ",plain@0.9,line@1.0,repair@0.7,plan@0.8,plain@1.1,line@0.8,repair@1.0,plain@0.6"},
 }
 """Named schedules per mode, for `ph eval --configs schedule=default,spec` (a mode a preset leaves out keeps its
-default): a schedule change is measured against the current one in one interleaved run."""
+default): a schedule change is measured against the current one in one interleaved run. `long` asks fix mode for
+16 candidates: on real projects' mutants most runs ended with the 8-candidate schedule spent and half the time budget
+left (the step budget must allow 16 too)."""
 STOP = ["<|im_end|>", "<|endoftext|>"]
 
 

@@ -35,8 +35,8 @@ class Verdict:
 
 def check_in_scratch(ws, job, ctx, target, files: dict[str, str]) -> Verdict:
     """Apply `files` in a fresh scratch copy of the workspace and run the mode's check there: add, the suite with the
-    new test; fix, the suite, with the originally failing tests counted apart; stdout, the example plus the examples
-    read from the task text."""
+    new test; fix, the originally failing tests first and, once one of them passes, the suite, with those tests
+    counted apart; stdout, the example plus the examples read from the task text."""
     scratch = Path(tempfile.mkdtemp(prefix="ph-scratch-"))
     try:
         shutil.copytree(ws.root, scratch, dirs_exist_ok=True,
@@ -44,6 +44,10 @@ def check_in_scratch(ws, job, ctx, target, files: dict[str, str]) -> Verdict:
         for rel, text in files.items():
             (scratch / rel).parent.mkdir(parents=True, exist_ok=True)
             (scratch / rel).write_text(text, encoding="utf-8")
+        if job.mode == "fix" and files and job.failing_before and ctx.fail_first:
+            quick = run_pytest(scratch, job.failing_before, timeout=ctx.test_timeout, python=ctx.python)
+            if not quick.counts.get("passed", 0):
+                return _none_fixed(quick, len(job.failing_before))
         run = run_pytest(scratch, timeout=ctx.test_timeout, python=ctx.python)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -70,6 +74,20 @@ def check_in_scratch(ws, job, ctx, target, files: dict[str, str]) -> Verdict:
     passed = int(run.green) + (extra.passed if extra else 0)
     return Verdict(run.green and not (extra and extra.failure), passed, 0 if run.green else 1, 0, failure,
                    accepted=run.green)
+
+
+UNMEASURED = -(10 ** 9)
+"""`passed` of a fix candidate whose suite did not run: below any count a run can give."""
+
+
+def _none_fixed(quick: TestRun, failing: int) -> Verdict:
+    """A fix candidate none of whose originally failing tests passes: it cannot beat the code before it (which fails
+    them all and passes the rest), so the whole suite is not run for it; on a large test file that run costs ten
+    times the few failing tests. The failure shown to the next repair is the same first failing test's."""
+    failure = failure_text(quick)
+    if quick.failing:
+        failure = f"{quick.failing[0]} fails: {failure}"
+    return Verdict(False, UNMEASURED, max(failing, len(quick.failing)), quick.counts.get("errors", 0), failure)
 
 
 def failure_text(run: TestRun, max_lines: int = 12) -> str:

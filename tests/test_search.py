@@ -124,6 +124,32 @@ def test_fix_keeps_a_better_candidate_after_a_worse_one(tmp_path, demo_jobs):
     assert "1 / 0" in turns[1]["new_messages"][0]["content"]
 
 
+def test_fix_runs_the_suite_only_for_a_candidate_that_passes_a_failing_test(tmp_path, demo_jobs, monkeypatch):
+    from pyharness import verdicts
+
+    runs = []
+
+    def recording(root, targets=None, **kwargs):
+        if Path(root).name.startswith("ph-scratch-"):
+            runs.append(list(targets or []))
+        return real(root, targets, **kwargs)
+
+    real = verdicts.run_pytest
+    monkeypatch.setattr(verdicts, "run_pytest", recording)
+    repo = make_repo(tmp_path / "orders", demo_jobs["fix"])
+    result, turns = run(repo, "fix", "", [BULK_WORSE, BULK_SAME, BULK_RIGHT], schedule="plain@0,plain@0.5,repair@0.5")
+    assert result.outcome == "done" and result.search["passed_by"] == "repair 1"
+    failing = ["tests/test_pricing.py::test_bulk_discount_applies"]
+    # the code before: the suite; two candidates that fix nothing: the failing test only; the fix: both
+    assert runs == [[], failing, failing, failing, []], runs
+    assert "ZeroDivisionError" in turns[0]["observation"]  # the quick run's failure is what a repair is shown
+    runs.clear()
+    repo = make_repo(tmp_path / "orders2", demo_jobs["fix"])
+    without = ",".join(name for name in LAYERS if name != "failfirst")
+    result, turns = run(repo, "fix", "", [BULK_WORSE, BULK_RIGHT], schedule="plain@0,repair@0.5", layers=without)
+    assert result.outcome == "done" and runs == [[], [], []], runs  # without the layer: the suite every time
+
+
 def test_fix_merges_a_method_back_into_its_class(tmp_path):
     folder = EVALS / "jobs" / "j04_books_fix"
     job = json.loads((folder / "job.json").read_text())
@@ -321,6 +347,11 @@ def test_eval_schedule_presets_are_an_axis():
     configs = parse_configs(["harness=on schedule=default,spec"])
     assert [c.name for c in configs] == ["harness=on schedule=default", "harness=on schedule=spec"]
     assert "spec@" in PRESETS["spec"]["fix"] and PRESETS["default"] == {}
+    from pyharness.candidates import parse_schedule
+    from pyharness.search import FIX_SCHEDULE
+
+    longer = parse_schedule(PRESETS["long"]["fix"])
+    assert len(longer) == 16 and longer[:8] == parse_schedule(FIX_SCHEDULE)
 
 
 def test_fix_guesses_are_checked_one_by_one_and_the_first_that_passes_is_kept(tmp_path, demo_jobs):
