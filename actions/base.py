@@ -39,6 +39,10 @@ class Context:
     """Refuse (or merge) a whole-file write that would delete functions; off where rewriting is the job."""
     python: str | None = None
     """Interpreter for the test run (default: the one running ph)."""
+    suite: list[str] = field(default_factory=list)
+    """What "the suite" is for this job: the test files or node ids `ph fix TESTS...` named (a mutant job's judging
+    files), or all tests when empty. A run of the suite (run_tests without a target, acceptance, a search
+    candidate's check) runs these."""
     last_test: object | None = None
     """The latest `TestRun`, for the harness's acceptance checks."""
 

@@ -63,6 +63,7 @@ class Job:
                 "read), then use answer and cite the file as path:line."
             )
         if self.mode == "fix":
+            ctx.suite = list(self.tests)
             self.first_run = run_in_tree(ws, self.tests, ctx)
             self.failing_before = list(self.first_run.failing)
             extra = f"\nAlso: {self.task}" if self.task else ""

@@ -147,7 +147,9 @@ def _prune(folder: Path, quiet_for: float = 600.0) -> None:
 
 def run_in_tree(ws, targets: list[str] | None, ctx) -> TestRun:
     """`run_pytest` in the user's tree (a `Workspace`, with the `Context`'s time limit and interpreter), announced
-    on the workspace's event sink: the view shows tests running, and its end summary counts failing tests."""
+    on the workspace's event sink: the view shows tests running, and its end summary counts failing tests. No
+    targets means the job's suite (`Context.suite`: all tests unless the job named some)."""
+    targets = targets or ctx.suite
     ws.emit("phase", name="running tests")
     run = run_pytest(ws.root, targets, timeout=ctx.test_timeout, python=ctx.python)
     ws.emit("tests", run=run, targets=list(targets or []))

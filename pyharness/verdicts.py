@@ -48,7 +48,7 @@ def check_in_scratch(ws, job, ctx, target, files: dict[str, str]) -> Verdict:
             quick = run_pytest(scratch, job.failing_before, timeout=ctx.test_timeout, python=ctx.python)
             if not quick.counts.get("passed", 0):
                 return _none_fixed(quick, len(job.failing_before))
-        run = run_pytest(scratch, timeout=ctx.test_timeout, python=ctx.python)
+        run = run_pytest(scratch, ctx.suite, timeout=ctx.test_timeout, python=ctx.python)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     if job.mode == "add":

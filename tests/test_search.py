@@ -3,6 +3,7 @@ tests choose, a worse candidate is never kept, a repair prompt holds only the la
 
 import hashlib
 import json
+import subprocess
 from pathlib import Path
 
 from pyharness.agent import AgentConfig
@@ -148,6 +149,28 @@ def test_fix_runs_the_suite_only_for_a_candidate_that_passes_a_failing_test(tmp_
     without = ",".join(name for name in LAYERS if name != "failfirst")
     result, turns = run(repo, "fix", "", [BULK_WORSE, BULK_RIGHT], schedule="plain@0,repair@0.5", layers=without)
     assert result.outcome == "done" and runs == [[], [], []], runs  # without the layer: the suite every time
+
+
+def test_fix_with_named_tests_judges_by_those_tests_not_the_whole_suite(tmp_path):
+    from pyharness.gitops import snapshot_repo
+
+    repo = tmp_path / "repo"
+    (repo / "tests").mkdir(parents=True)
+    (repo / "calc.py").write_text("def double(x):\n    return x + x + 1\n")
+    (repo / "tests" / "test_calc.py").write_text("from calc import double\n\n\ndef test_double():\n"
+                                                 "    assert double(2) == 4\n")
+    # a test the job did not name, broken before and after (a large project's slow or unrelated part)
+    (repo / "tests" / "test_other.py").write_text("def test_elsewhere():\n    assert False\n")
+    snapshot_repo(repo, "start")
+    right = "```python\ndef double(x):\n    return x + x\n```"
+    edit = ('Action: edit {"path": "calc.py"}\n<<<<<<< SEARCH\n    return x + x + 1\n=======\n'
+            "    return x + x\n>>>>>>> REPLACE")
+    for layers, reply in ((None, right), (",".join(n for n in LAYERS if n != "search"), edit)):
+        subprocess.run(["git", "checkout", "-q", "--", "."], cwd=repo, check=True)
+        result = run_job(repo, "fix", "", ScriptedModel(replies=[reply]), tests=["tests/test_calc.py"],
+                         config=AgentConfig(max_steps=2), harness=HarnessConfig.parse_spec("on", layers))
+        assert result.outcome == "done", (layers, result.reason)
+        assert "1 failing test(s) now pass; 1 passed" in result.reason
 
 
 def test_fix_merges_a_method_back_into_its_class(tmp_path):
