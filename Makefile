@@ -5,6 +5,12 @@ VENV ?= .venv
 BIN = $(VENV)/bin
 export PIP_DISABLE_PIP_VERSION_CHECK = 1
 export PIP_PROGRESS_BAR = off
+# ggml's AMX kernels (picked by -march=native on CPUs with AMX, e.g. Xeon Sapphire Rapids) crash in the first decode
+# on these machines (SIGSEGV in ggml_backend_amx_mul_mat); the AVX-512/AVX2 kernels run fine, so build without AMX.
+ifeq ($(shell uname -m),x86_64)
+NO_AMX = -mno-amx-tile -mno-amx-int8 -mno-amx-bf16
+export CMAKE_ARGS ?= -DCMAKE_C_FLAGS='$(NO_AMX)' -DCMAKE_CXX_FLAGS='$(NO_AMX)'
+endif
 
 .PHONY: demo test safety install-local install-dev pull eval eval-humaneval eval-mutants bench lint
 

@@ -129,13 +129,35 @@ def test_doctor_fails_when_the_pack_is_there_but_llama_cpp_does_not_import(tmp_p
     assert checks[f"pack {DEFAULT_PACK}"]["ok"] and not checks["embedded model"]["ok"]
 
 
+FAKE_LLAMA = """
+import os, signal
+class Llama:
+    def __init__(self, model_path, **kwargs):
+        assert os.path.getsize(model_path) > 0
+    def create_completion(self, prompt, max_tokens):
+        {decode}
+"""
+
+
 def test_doctor_passes_when_the_embedded_model_can_run(tmp_path):
     env = {"PH_CACHE_DIR": str(present_pack(tmp_path)), "OLLAMA_HOST": OLLAMA_DOWN,
-           "PYTHONPATH": fake_llama(tmp_path, "")}
+           "PYTHONPATH": fake_llama(tmp_path, FAKE_LLAMA.format(decode="return {'choices': [{'text': ' f'}]}"))}
     doctor = ph("doctor", "--json", env=env)
     obj = one_object(doctor)
     assert doctor.returncode == 0 and obj["ok"] and obj["reason"] == ""
     assert {c["name"]: c["ok"] for c in obj["checks"]}["embedded model"] is True
+
+
+def test_doctor_fails_when_the_build_crashes_in_its_first_decode(tmp_path):
+    """A llama.cpp build that imports but dies in decode (ggml's AMX kernels on some Xeons): doctor runs one decode in
+    a child process, so it reports the crash instead of 'can run' and lives on to say so."""
+    env = {"PH_CACHE_DIR": str(present_pack(tmp_path)), "OLLAMA_HOST": OLLAMA_DOWN,
+           "PYTHONPATH": fake_llama(tmp_path, FAKE_LLAMA.format(decode="os.kill(os.getpid(), signal.SIGSEGV)"))}
+    doctor = ph("doctor", env=env)
+    assert doctor.returncode == 1
+    assert "ok  llama-cpp-python" in doctor.stdout
+    assert "no  embedded model" in doctor.stdout and "crashed in a one-token test decode (SIGSEGV)" in doctor.stdout
+    assert doctor.stderr.startswith("ph: no model can run: the embedded model: crashed") and "AMX" in doctor.stderr
 
 
 def test_doctor_passes_with_ollama_alone(tmp_path, httpserver):
