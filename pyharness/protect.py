@@ -24,10 +24,13 @@ NODE = re.compile(r"^([^\s:][^:]*?)::", re.MULTILINE)
 ERRORED = re.compile(r"^ERROR (?:collecting )?(\S+?\.py)\b", re.MULTILINE)
 
 
-def collected_files(root: Path, *, python: str | None = None, timeout: float = COLLECT_TIMEOUT) -> set[str]:
-    """Repo-relative files pytest would collect tests from (empty when it cannot say)."""
+def collected_files(root: Path, *, python: str | None = None, timeout: float = COLLECT_TIMEOUT,
+                    tests: list[str] | None = None) -> set[str]:
+    """Repo-relative files pytest would collect tests from (empty when it cannot say); with `tests` (the ones
+    `ph fix TESTS...` names, which are then the whole suite the run is judged by), only those are collected: on a
+    large tree (sympy) collecting everything takes longer than the timeout and would name nothing."""
     cmd = [python or sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
-           f"--rootdir={root}"]
+           f"--rootdir={root}", *(["--", *tests] if tests else [])]
     out = bytearray()
     done = run_tree(cmd, cwd=root, env=clean_env({"PYTHONDONTWRITEBYTECODE": "1", "NO_COLOR": "1"}),
                     timeout=timeout, sink=lambda data: out.extend(data[:max(0, COLLECT_CAP - len(out))]))
@@ -50,10 +53,11 @@ class TestGuard:
     hashes: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def start(cls, ws: Workspace, *, python: str | None = None) -> "TestGuard":
-        """Ask pytest for its test files, protect them in the workspace, and hash every protected file."""
+    def start(cls, ws: Workspace, *, python: str | None = None, tests: list[str] | None = None) -> "TestGuard":
+        """Ask pytest for its test files (of `tests` when the job names them), protect them in the workspace, and
+        hash every protected file."""
         before = {rel: _hash(ws.root / rel) for rel in _walk(ws.root)}  # collecting runs repo code: hash first
-        ws.test_files = collected_files(ws.root, python=python)
+        ws.test_files = collected_files(ws.root, python=python, tests=tests)
         guard = cls(root=ws.root)
         guard.hashes = {rel: before.get(rel, "") for rel in protected_files(ws)}
         return guard

@@ -52,7 +52,7 @@ def run_job(repo: Path, mode: str, task: str, model: Model, *, tests: list[str] 
         if mode == "fix":
             from pyharness.protect import TestGuard
 
-            guard = TestGuard.start(ws)
+            guard = TestGuard.start(ws, tests=list(tests or []))
         ctx = Context(workspace=ws, test_timeout=test_timeout, keep_definitions=mode != "stdout", task=task)
         job = Job(mode=mode, task=task, tests=list(tests or []))
         harness = harness or HarnessConfig()

@@ -111,6 +111,20 @@ def test_fix_mode_asks_pytest_for_its_test_files(tree):
 
 
 @pytest.mark.case(16)
+def test_fix_mode_with_named_tests_collects_only_those(tree):
+    """`ph fix TESTS...` is judged by TESTS, so only they are collected: collecting a large tree (sympy) whole ran
+    past the 60 s timeout and named nothing. Files that look like tests stay protected by their names."""
+    for rel, text in FAILING_REPO.items():
+        tree.write(rel, text)
+    tree.write("tests/test_other.py", "import pathlib\npathlib.Path('imported.marker').write_text('x')\n")
+    found = collected_files(tree.repo, tests=["tests/test_calc.py"])
+    assert found == {"tests/test_calc.py"}
+    assert not (tree.repo / "imported.marker").exists()  # the other test file was never imported
+    ws = Workspace(tree.repo, protect_tests=True)
+    assert ws.is_test_path("tests/test_other.py") and ws.is_test_path("test_top.py")
+
+
+@pytest.mark.case(16)
 def test_fix_mode_refuses_tests_and_test_config(tree):
     for rel, text in FAILING_REPO.items():
         tree.write(rel, text)
