@@ -21,6 +21,7 @@ from pyharness.prompts import system_prompt
 from pyharness.refusals import record, refusal
 from pyharness.runs import AgentConfig, RunResult
 from pyharness.search import Search
+from pyharness.structured import JSON_REMINDER, as_action_text, reply_schema
 from pyharness.transcript import Transcript
 from pyharness.undo import UndoLog
 
@@ -60,6 +61,8 @@ class Agent:
         self.result = RunResult(outcome="stopped", reason="", transcript=str(self.transcript.path))
         self.format_errors = 0
         self.escalate = escalate
+        self.schema = reply_schema(self.actions) if self.config.protocol == "json" else None
+        """protocol=json: the JSON schema every reply is held to (the backend enforces it)."""
         self.confidence = Confidence()
         self.confidence_last = 1.0
         self.heat = 0
@@ -77,7 +80,7 @@ class Agent:
             task = self.job.prepare(self.ctx.workspace, self.ctx)
             if self.harness.on("steer") and self.job.mode != "stdout":
                 self.example_path = self.pipeline.example_path = self.job.example_path(self.ctx.workspace)
-            system = system_prompt(self.job.mode, self.actions, self.example_path)
+            system = system_prompt(self.job.mode, self.actions, self.example_path, self.config.protocol)
             self.transcript.write(
                 "start",
                 mode=self.job.mode,
@@ -138,7 +141,7 @@ class Agent:
             raise
         except FormatError as err:
             self.format_errors += 1
-            observation = Observation(f"Format error: {err}", ok=False)
+            observation = Observation(f"Format error: {err}{JSON_REMINDER if self.schema else ''}", ok=False)
             if self.harness.on("validate"):
                 self._count("validate.format_error", str(err).split("\n")[0][:100])
             if self.format_errors >= self.config.max_format_errors:
@@ -183,7 +186,7 @@ class Agent:
         """The reply's action after the harness; a low-confidence turn goes to the escalation model if set."""
         truncated = reply.finish_reason == "length"
         try:
-            call = self._choose(self.pipeline.process_all(reply.text, truncated=truncated))
+            call = self._choose(self.pipeline.process_all(self._text(reply), truncated=truncated))
         except FormatError:
             prefix = self._prefill_prefix()
             if prefix:
@@ -197,7 +200,7 @@ class Agent:
         if self.escalate is not None and self.harness.on("confidence") and self.confidence_last < THRESHOLD:
             second = self.query(self.escalate)
             try:
-                better = self._choose(self.pipeline.process_all(second.text))
+                better = self._choose(self.pipeline.process_all(self._text(second)))
             except FormatError:
                 if call is None:
                     raise
@@ -209,9 +212,13 @@ class Agent:
         assert call is not None
         return reply, call
 
+    def _text(self, reply: Reply) -> str:
+        """The reply as the pipeline reads it: protocol=json's object in the text protocol's canonical form."""
+        return as_action_text(reply.text, self.actions) if self.schema else reply.text
+
     def _prefill_prefix(self) -> str:
         """The start of a reply that continues a body-less write or line edit ('' when prefill does not apply)."""
-        if not (self.harness.on("repair") and getattr(self.model, "prefill", False)):
+        if not (self.harness.on("repair") and getattr(self.model, "prefill", False)) or self.schema:
             return ""
         return self.pipeline.pending_prefix()
 
@@ -232,7 +239,8 @@ class Agent:
             seed=self.result.steps,
             temperature=0.7 if self.heat else 0.0,
             on_text=lambda piece: self.emit("token", text=piece),
-            should_stop=self._should_stop,
+            should_stop=None if self.schema else self._should_stop,
+            schema=self.schema,
         )
         self.emit("thinking", step=self.result.steps)
         reply = chat_with_retries(

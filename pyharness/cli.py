@@ -12,6 +12,7 @@ import typer
 
 from pyharness.cli_app import app, fail
 from pyharness.cli_options import (
+    ProtocolOpt,
     EscalateOpt,
     HarnessOpt,
     JsonOpt,
@@ -73,6 +74,7 @@ def _job(
     json_out: bool = False,
     quiet: bool = False,
     verbose: bool = False,
+    protocol: str = "text",
 ) -> None:
     from pyharness.console import RunView, inert
     from pyharness.errors import Interrupted, ModelError, UserError
@@ -85,7 +87,7 @@ def _job(
     if mode != "fix" and not task.strip():
         fail(f"ph {mode}: the task is empty; say what to do, e.g. ph {mode} \"...\"", json_command=as_json)
     _quiet_or_verbose(quiet, verbose, as_json)
-    run_config = agent_config(max_steps, max_seconds, schedule, as_json)
+    run_config = agent_config(max_steps, max_seconds, schedule, as_json, protocol)
     with CtrlC():
         try:
             root = repo_root(repo)
@@ -93,7 +95,7 @@ def _job(
                                  test_timeout=test_timeout)
             max_steps, max_seconds, stream, test_timeout = (
                 settings[k] for k in ("max_steps", "max_seconds", "stream", "test_timeout"))
-            run_config = agent_config(max_steps, max_seconds, schedule, as_json)
+            run_config = agent_config(max_steps, max_seconds, schedule, as_json, protocol)
             config = HarnessConfig.parse_spec(harness, layers)
             chosen = _chosen_model(settings)
             second = resolve_model(escalate) if escalate else None
@@ -129,6 +131,7 @@ def ask(
     repo: RepoOpt = None,
     model: ModelOpt = None,
     harness: HarnessOpt = "on",
+    protocol: ProtocolOpt = "text",
     layers: LayersOpt = None,
     max_steps: StepsOpt = 12,
     stream: StreamOpt = None,
@@ -141,7 +144,7 @@ def ask(
     """Answer a question about the repo, citing path:line; the cited line must hold what the answer says."""
     _job("ask", question, repo, model, harness, layers, max_steps, stream, escalate=escalate_to,
          max_seconds=max_seconds, json_out=json_out,
-         quiet=quiet, verbose=verbose)
+         quiet=quiet, verbose=verbose, protocol=protocol)
 
 
 @app.command(epilog="Example: ph fix tests/test_pricing.py --repo path/to/repo --max-steps 10")
@@ -150,6 +153,7 @@ def fix(
     repo: RepoOpt = None,
     model: ModelOpt = None,
     harness: HarnessOpt = "on",
+    protocol: ProtocolOpt = "text",
     layers: LayersOpt = None,
     max_steps: StepsOpt = 20,
     stream: StreamOpt = None,
@@ -182,6 +186,7 @@ def fix(
         json_out=json_out,
         quiet=quiet,
         verbose=verbose,
+        protocol=protocol,
     )
 
 
@@ -191,6 +196,7 @@ def add(
     repo: RepoOpt = None,
     model: ModelOpt = None,
     harness: HarnessOpt = "on",
+    protocol: ProtocolOpt = "text",
     layers: LayersOpt = None,
     max_steps: StepsOpt = 20,
     stream: StreamOpt = None,
@@ -205,7 +211,7 @@ def add(
     """Add a feature together with a test for it."""
     _job("add", feature, repo, model, harness, layers, max_steps, stream, escalate=escalate_to, max_seconds=max_seconds,
          schedule=search_schedule, test_timeout=test_timeout, json_out=json_out,
-         quiet=quiet, verbose=verbose)
+         quiet=quiet, verbose=verbose, protocol=protocol)
 
 
 @app.command(epilog='Example: ph run "change the food tax rate to 0.08" --repo path/to/repo')
@@ -214,6 +220,7 @@ def run(
     repo: RepoOpt = None,
     model: ModelOpt = None,
     harness: HarnessOpt = "on",
+    protocol: ProtocolOpt = "text",
     layers: LayersOpt = None,
     max_steps: StepsOpt = 20,
     stream: StreamOpt = None,
@@ -227,13 +234,14 @@ def run(
     """Any other change to the repo; done when the model says so and the suite is green."""
     _job("run", task, repo, model, harness, layers, max_steps, stream, escalate=escalate_to, max_seconds=max_seconds,
          test_timeout=test_timeout, json_out=json_out,
-         quiet=quiet, verbose=verbose)
+         quiet=quiet, verbose=verbose, protocol=protocol)
 
 
 @app.command(epilog="Example: ph demo --only ask --only fix --keep /tmp/ph-demo")
 def demo(
     model: ModelOpt = None,
     harness: HarnessOpt = "on",
+    protocol: ProtocolOpt = "text",
     max_steps: StepsOpt = 20,
     stream: StreamOpt = None,
     quiet: QuietOpt = False,
@@ -265,7 +273,7 @@ def demo(
             outcomes = run_demo(
                 chosen,
                 harness=HarnessConfig.parse_spec(harness),
-                config=AgentConfig(max_steps=max_steps),
+                config=AgentConfig(max_steps=max_steps, protocol=protocol),
                 only=only,
                 emit=view,
                 keep=keep,

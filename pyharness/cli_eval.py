@@ -28,7 +28,8 @@ def eval_(
         list[str] | None,
         typer.Option(
             "--configs",
-            help="Configurations, e.g. harness=on,off (axes: harness; protocol text, oneshot = one reply, no harness; "
+            help="Configurations, e.g. harness=on,off (axes: harness; protocol text, json = schema-held JSON "
+                 "replies, oneshot = one reply, no harness; "
                  "schedule, a search preset; without=LAYER, harness=on with one layer off).",
         ),
     ] = None,

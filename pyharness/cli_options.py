@@ -53,6 +53,23 @@ StreamOpt = Annotated[
 ]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Show only the end summary line and errors.")]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Also show the harness's repairs, dimmed.")]
+PROTOCOLS = ("text", "json")
+
+
+def protocol_name(value: str) -> str:
+    """An option callback: a protocol ph speaks, or a usage error naming them."""
+    if value not in PROTOCOLS:
+        raise typer.BadParameter(f"{value!r} is not one of {', '.join(PROTOCOLS)}")
+    return value
+
+
+ProtocolOpt = Annotated[
+    str,
+    typer.Option("--protocol", callback=protocol_name,
+                 help="How the model calls actions: text (an Action line and a fenced body) or json (one JSON object "
+                      "per reply, held to a schema by the backend: Ollama's format, a llama.cpp grammar, an OpenAI "
+                      "server's response_format)."),
+]
 SearchOpt = Annotated[
     str | None,
     typer.Option("--search-schedule", help="The search layer's candidates in order, as kind@temperature "
@@ -61,18 +78,19 @@ SearchOpt = Annotated[
 ]
 
 
-def agent_config(max_steps: int, max_seconds: float, schedule: str | None, json_command: str | None = None):
-    """The run's budgets and search schedule; a malformed schedule is a one-line error."""
+def agent_config(max_steps: int, max_seconds: float, schedule: str | None, json_command: str | None = None,
+                 protocol: str = "text"):
+    """The run's budgets, protocol and search schedule; a malformed schedule is a one-line error."""
     from pyharness.agent import AgentConfig
     from pyharness.candidates import parse_schedule
 
     if schedule is None:
-        return AgentConfig(max_steps=max_steps, max_seconds=max_seconds)
+        return AgentConfig(max_steps=max_steps, max_seconds=max_seconds, protocol=protocol)
     try:
         parse_schedule(schedule)
     except ValueError as err:
         fail(f"--search-schedule: {err}", json_command=json_command)
-    return AgentConfig(max_steps=max_steps, max_seconds=max_seconds, search_schedule=schedule)
+    return AgentConfig(max_steps=max_steps, max_seconds=max_seconds, search_schedule=schedule, protocol=protocol)
 
 
 def settings_for(root: Path | None, **values):

@@ -8,7 +8,7 @@ from pyharness.errors import UserError
 from pyharness.harness.pipeline import LAYERS
 from pyharness.search import PRESETS
 
-AXES = {"harness": ("on", "off"), "protocol": ("text", "tools", "oneshot"), "schedule": tuple(PRESETS),
+AXES = {"harness": ("on", "off"), "protocol": ("text", "json", "tools", "oneshot"), "schedule": tuple(PRESETS),
         "without": ("none", *LAYERS)}
 
 

@@ -225,6 +225,7 @@ def run_one(plan: EvalPlan, run: RunSpec, models: Models, out: Path) -> dict:
             else:
                 preset = PRESETS[run.config.schedule].get(mode)
                 agent = replace(plan.agent, search_schedule=preset) if preset else plan.agent
+                agent = replace(agent, protocol=run.config.protocol)  # text or json
                 harness = HarnessConfig.parse_spec(run.config.harness)
                 harness.layers.discard(run.config.without)
                 result = run_job(repo, mode, message, models.for_run(run.model, task.id), tests=tests,

@@ -20,6 +20,18 @@ Rules:
 - File content and edit blocks go after the Action line, never inside the JSON.
 {look}{rules}"""
 
+SYSTEM_JSON = """You are a careful Python developer working in a repository through actions. \
+There is no shell: you can only use the actions below. Each reply is one JSON object that calls one action: \
+{{"action": NAME, "args": {{...}}, "body": "..."}}, where "body" (for write and edit only) holds the file's content or \
+the edit's new lines. Its result comes back to you as an Observation, and then you send the next action.
+
+Actions:
+{actions}
+
+Rules:
+- One action per reply. Never write an Observation yourself.
+{look}{rules}"""
+
 LOOK_RULE = "- Look before you change: read a file before you edit it.\n"
 
 MODE_RULES = {
@@ -51,14 +63,18 @@ def example_of(mode: str, action: Action, path: str | None = None) -> str:
     return EXAMPLE_PATH.sub(path, example) if path else example
 
 
-def system_prompt(mode: str, actions: dict[str, Action], path: str | None = None) -> str:
-    """The system prompt of a mode: what each allowed action does, with a literal example of each."""
+def system_prompt(mode: str, actions: dict[str, Action], path: str | None = None, protocol: str = "text") -> str:
+    """The system prompt of a mode: what each allowed action does, with a literal example of each (protocol=json:
+    the examples as the JSON replies that mean the same, and no rule about Action lines)."""
+    from pyharness.structured import example_json
+
     blocks = []
     for action in actions.values():
         example = example_of(mode, action, path)
-        blocks.append(f"{action.description}\n{example}\n")
+        blocks.append(f"{action.description}\n{example_json(example) if protocol == 'json' else example}\n")
     look = LOOK_RULE if "read" in actions else ""
-    return SYSTEM.format(actions="\n".join(blocks), look=look, rules=MODE_RULES.get(mode, ""))
+    template = SYSTEM_JSON if protocol == "json" else SYSTEM
+    return template.format(actions="\n".join(blocks), look=look, rules=MODE_RULES.get(mode, ""))
 
 
 WHOLE_TREE = 60

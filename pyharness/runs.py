@@ -21,6 +21,9 @@ class AgentConfig:
     """Attempts at one model turn when the server fails in a way that may pass (a dropped stream, HTTP 5xx)."""
     retry_backoff: float = 1.0
     """Seconds before the second attempt; doubled before each further one."""
+    protocol: str = "text"
+    """How a reply calls an action: 'text' (an `Action:` line and a fenced body) or 'json' (one JSON object held to
+    a schema by the backend: pyharness/structured.py)."""
     search_schedule: str | None = None
     """The search layer's candidates in order, as kind@temperature (kinds: plain, plan, repair, line); None: the
     mode's default (`search.DEFAULT_SCHEDULE`, `search.FIX_SCHEDULE`)."""

@@ -73,3 +73,26 @@ def test_live_prefill_continues_the_started_reply():
     reply = model.chat(messages, ChatOptions(prefix=prefix, max_tokens=80, stop=["\n```"]))
     assert reply.text.startswith(prefix) and len(reply.text) > len(prefix) + 10
     assert "print(" in reply.text[len(prefix):] and reply.completion_tokens > 0
+
+
+def test_live_protocol_json_holds_the_reply_to_the_schema():
+    """The llama.cpp grammar built from the reply schema: the real model's reply is one JSON object of that shape,
+    which the pipeline reads as an action."""
+    import json
+
+    from actions import registry
+    from pyharness.harness.pipeline import HarnessConfig, Pipeline
+    from pyharness.models.base import ChatOptions
+    from pyharness.models.llamacpp import LlamaCppModel
+    from pyharness.prompts import system_prompt
+    from pyharness.structured import as_action_text, reply_schema
+
+    actions = registry()
+    model = LlamaCppModel(live_pack(), name=MODEL)
+    messages = [{"role": "system", "content": system_prompt("ask", actions, "orders/tax.py", protocol="json")},
+                {"role": "user", "content": "Which file defines the tax rate for books? Look at orders/tax.py."}]
+    reply = model.chat(messages, ChatOptions(schema=reply_schema(actions), max_tokens=120))
+    obj = json.loads(reply.text)
+    assert obj["action"] in actions and isinstance(obj["args"], dict), reply.text
+    call = Pipeline(actions, HarnessConfig()).process(as_action_text(reply.text, actions))
+    assert call.name == obj["action"]

@@ -59,6 +59,16 @@ def test_request_carries_sampling_limits_stops_and_no_key_by_default():
     assert headers["authorization"] == "Bearer not-needed"
 
 
+def test_a_reply_schema_goes_as_response_format_and_is_absent_otherwise():
+    schema = {"type": "object", "properties": {"action": {"type": "string"}}, "required": ["action"]}
+    with FakeOpenAI(lambda ex: ex.reply('{"action": "done"}')) as s:
+        model_at(s).chat(MESSAGES, ChatOptions(schema=schema))
+        model_at(s).chat(MESSAGES, ChatOptions())
+    assert s.requests[0]["response_format"] == {"type": "json_schema",
+                                                "json_schema": {"name": "action", "schema": schema}}
+    assert "response_format" not in s.requests[1]
+
+
 def test_the_key_comes_from_openai_api_key(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-local-123")
     with FakeOpenAI(lambda ex: ex.reply("ok")) as s:

@@ -36,6 +36,9 @@ class ChatOptions:
     """Called with each streamed piece of text (for live display)."""
     should_stop: Callable[[str], bool] | None = None
     """Called with the text so far at each line end; True ends generation there (one complete action)."""
+    schema: dict | None = None
+    """A JSON schema the reply must follow (protocol=json): Ollama's `format`, a llama.cpp grammar, an OpenAI
+    server's `response_format`; a backend that cannot enforce one is told nothing (scripted replies)."""
     prefix: str = ""
     """Assistant prefill: the reply must begin with this text and the model continues it (only for a model whose
     `prefill` is True). `Reply.text` and `should_stop` see the prefix plus the continuation."""

@@ -1,5 +1,6 @@
 """`llamacpp:PACK_OR_PATH`: a GGUF model in process through llama-cpp-python, prefix cache kept warm."""
 
+import json
 import os
 import time
 from pathlib import Path
@@ -23,6 +24,7 @@ class LlamaCppModel(Model):
         self.threads = threads or max(1, os.cpu_count() or 1)
         self._llm = None
         self._formatter = None
+        self._grammars: dict[str, object] = {}
 
     @property
     def loaded(self) -> bool:
@@ -77,7 +79,7 @@ class LlamaCppModel(Model):
             options.on_text(options.prefix)
         stream = llm.create_completion(prompt=tokens, max_tokens=min(options.max_tokens, budget),
                                        temperature=options.temperature, seed=options.seed, stop=stop or None,
-                                       stream=True)
+                                       stream=True, grammar=self._grammar(options.schema))
         early = False
         for chunk in stream:
             choice = chunk["choices"][0]
@@ -97,6 +99,17 @@ class LlamaCppModel(Model):
         return Reply(text=text, prompt_tokens=len(tokens), cached_tokens=min(cached, len(tokens) - 1),
                      completion_tokens=self.count_tokens(written) if written else 0, finish_reason=finish,
                      seconds=time.monotonic() - started, stopped_early=early)
+
+    def _grammar(self, schema: dict | None):
+        """The llama.cpp grammar that holds generation to `schema` (built once per schema), or None."""
+        if schema is None:
+            return None
+        key = json.dumps(schema, sort_keys=True)
+        if key not in self._grammars:
+            from llama_cpp import LlamaGrammar
+
+            self._grammars[key] = LlamaGrammar.from_json_schema(key, verbose=False)
+        return self._grammars[key]
 
     def count_tokens(self, text: str) -> int:
         """Exact token count with the model's own tokenizer."""

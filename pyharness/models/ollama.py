@@ -63,6 +63,8 @@ class OllamaModel(Model):
                 "stop": options.stop,
             },
         )
+        if options.schema is not None:
+            request["format"] = options.schema  # structured outputs (Ollama 0.5+)
         pieces: list[str] = [options.prefix] if options.prefix else []
         tool_calls: list[dict] = []
         final: Any = None

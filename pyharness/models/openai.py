@@ -76,6 +76,9 @@ class OpenAIModel(Model):
         )
         if options.stop:
             request["stop"] = options.stop[:SERVER_STOPS]
+        if options.schema is not None:  # llama-server, vLLM and LM Studio take a JSON schema here
+            request["response_format"] = {"type": "json_schema",
+                                          "json_schema": {"name": "action", "schema": options.schema}}
         text = options.prefix
         shown = len(text)  # text[shown:] is held back while it may be the start of a stop sequence
         finish: str | None = None
