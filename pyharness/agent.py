@@ -214,7 +214,7 @@ class Agent:
 
     def _text(self, reply: Reply) -> str:
         """The reply as the pipeline reads it: protocol=json's object in the text protocol's canonical form."""
-        return as_action_text(reply.text, self.actions) if self.schema else reply.text
+        return as_action_text(reply.text) if self.schema else reply.text
 
     def _prefill_prefix(self) -> str:
         """The start of a reply that continues a body-less write or line edit ('' when prefill does not apply)."""

@@ -31,7 +31,7 @@ def reply_schema(actions: dict[str, Action]) -> dict:
     }
 
 
-def as_action_text(reply: str, actions: dict[str, Action]) -> str:
+def as_action_text(reply: str) -> str:
     """The reply in the text protocol's canonical form; a reply that is not such an object is given back as it is
     (the pipeline then says what is wrong with it, as for any reply)."""
     try:

@@ -94,5 +94,5 @@ def test_live_protocol_json_holds_the_reply_to_the_schema():
     reply = model.chat(messages, ChatOptions(schema=reply_schema(actions), max_tokens=120))
     obj = json.loads(reply.text)
     assert obj["action"] in actions and isinstance(obj["args"], dict), reply.text
-    call = Pipeline(actions, HarnessConfig()).process(as_action_text(reply.text, actions))
+    call = Pipeline(actions, HarnessConfig()).process(as_action_text(reply.text))
     assert call.name == obj["action"]

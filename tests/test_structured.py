@@ -24,14 +24,14 @@ def test_every_action_example_as_json_means_what_the_text_example_means(harness)
         text = pipeline.process(action.example)
         as_json = example_json(action.example)
         assert json.loads(as_json)["action"] == name
-        call = pipeline.process(as_action_text(as_json, actions))
+        call = pipeline.process(as_action_text(as_json))
         assert (call.name, call.args) == (text.name, text.args), name
 
 
 def test_a_body_holding_a_fence_gets_a_longer_one_and_stays_whole():
     body = 'DOC = """\n```python\nx = 1\n```\n"""\n'
     reply = json.dumps({"action": "write", "args": {"path": "doc.py"}, "body": body})
-    text = as_action_text(reply, registry())
+    text = as_action_text(reply)
     assert "````python" in text
     call = Pipeline(registry(), HarnessConfig.parse_spec("off")).process(text)
     assert call.args["content"].rstrip("\n") == body.rstrip("\n")
@@ -40,7 +40,7 @@ def test_a_body_holding_a_fence_gets_a_longer_one_and_stays_whole():
 @pytest.mark.parametrize("reply", ['Action: read {"path": "a.py"}', '["read"]', '{"args": {}}', "{broken",
                                    '{"action": "read", "args": "a.py"}'])
 def test_a_reply_that_is_not_such_an_object_is_given_back_as_it_is(reply):
-    assert as_action_text(reply, registry()) == reply
+    assert as_action_text(reply) == reply
 
 
 def test_the_json_system_prompt_shows_json_examples_and_no_action_lines():
