@@ -12,10 +12,10 @@ import re
 
 from actions.base import Action
 from pyharness.harness.parse import first_fence
+from pyharness.harness.pipeline import STRICT_LINE
 
 JSON_REMINDER = ('\n(Reply with one JSON object: {"action": NAME, "args": {...}, "body": "..."}; a file\'s content or '
                  'an edit\'s new lines go in "body".)')
-ACTION_LINE = re.compile(r"^Action: (\w+) (\{.*\})[ \t]*$", re.MULTILINE)
 
 
 def reply_schema(actions: dict[str, Action]) -> dict:
@@ -50,7 +50,7 @@ def as_action_text(reply: str) -> str:
 
 def example_json(example: str) -> str:
     """A text-protocol example (`Action: NAME {args}` and a fenced body) as the JSON reply that means the same."""
-    m = ACTION_LINE.search(example)
+    m = STRICT_LINE.search(example)  # the strict parser's own action line
     if not m:
         return example
     obj = {"action": m.group(1), "args": json.loads(m.group(2))}
