@@ -4,28 +4,29 @@ import time
 from collections.abc import Callable
 
 from actions.base import Action, Context, Observation
+from pyharness.autocheck import after_action
 from pyharness.errors import (
     ActionError, Done, FormatError, Interrupted, LimitsExceeded, ModelError, RepeatedFormatError, StopRun,
 )
 from pyharness.harness.call import ActionCall, Intervention
-from pyharness.harness.confidence import THRESHOLD, Confidence
+from pyharness.harness.confidence import Confidence
 from pyharness.harness.context import ContextGuard
 from pyharness.harness.loops import LoopDetector
 from pyharness.harness.noise import truncate
 from pyharness.harness.pipeline import HarnessConfig, Pipeline
-from pyharness.harness.steer import LOOKS, copied_example, next_example, redundant, source_files
+from pyharness.harness.steer import LOOKS, copied_example, next_example, source_files
 from pyharness.jobs import Job
 from pyharness.models.base import ChatOptions, Model, Reply
 from pyharness.models.retry import chat_with_retries
 from pyharness.prompts import system_prompt
+from pyharness.reading import Reader
 from pyharness.refusals import record, refusal
 from pyharness.runs import AgentConfig, RunResult
 from pyharness.search import Search
-from pyharness.structured import JSON_REMINDER, as_action_text, reply_schema
+from pyharness.structured import JSON_REMINDER, reply_schema
 from pyharness.transcript import Transcript
 from pyharness.undo import UndoLog
 
-AUTO_DONE = ("fix", "add", "stdout")
 STOP = ["\nObservation:", "\nThought:", "<|im_end|>", "<|endoftext|>", "\nUser:"]
 
 
@@ -63,6 +64,7 @@ class Agent:
         self.escalate = escalate
         self.schema = reply_schema(self.actions) if self.config.protocol == "json" else None
         """protocol=json: the JSON schema every reply is held to (the backend enforces it)."""
+        self.reader = Reader(self)
         self.confidence = Confidence()
         self.confidence_last = 1.0
         self.heat = 0
@@ -132,7 +134,7 @@ class Agent:
             raise LimitsExceeded(f"time budget of {self.config.max_seconds:.0f} s used up")
         call, observation, hint = None, None, ""
         try:
-            reply, call = self._understand(reply)
+            reply, call = self.reader.understand(reply)
             self.format_errors = 0
             observation = self.act(call)
             self.pipeline.tool_output.add(observation.text)
@@ -182,54 +184,6 @@ class Agent:
         if self.harness.on("context"):
             self.messages = self.guard.compact(self.messages, self.last_prompt)
 
-    def _understand(self, reply: Reply) -> tuple[Reply, ActionCall]:
-        """The reply's action after the harness; a low-confidence turn goes to the escalation model if set."""
-        truncated = reply.finish_reason == "length"
-        try:
-            call = self._choose(self.pipeline.process_all(self._text(reply), truncated=truncated))
-        except FormatError:
-            prefix = self._prefill_prefix()
-            if prefix:
-                return self._continue_body(reply, prefix)
-            if self.escalate is None or not self.harness.on("confidence"):
-                raise
-            call = None
-        self.confidence_last = (
-            0.0 if call is None else self.confidence.score(call, truncated=truncated, format_errors=self.format_errors)
-        )
-        if self.escalate is not None and self.harness.on("confidence") and self.confidence_last < THRESHOLD:
-            second = self.query(self.escalate)
-            try:
-                better = self._choose(self.pipeline.process_all(self._text(second)))
-            except FormatError:
-                if call is None:
-                    raise
-                return reply, call
-            better.interventions.append(
-                Intervention("confidence.escalate", f"{self.confidence_last:.2f} -> {self.escalate.name}")
-            )
-            return second, better
-        assert call is not None
-        return reply, call
-
-    def _text(self, reply: Reply) -> str:
-        """The reply as the pipeline reads it: protocol=json's object in the text protocol's canonical form."""
-        return as_action_text(reply.text) if self.schema else reply.text
-
-    def _prefill_prefix(self) -> str:
-        """The start of a reply that continues a body-less write or line edit ('' when prefill does not apply)."""
-        if not (self.harness.on("repair") and getattr(self.model, "prefill", False)) or self.schema:
-            return ""
-        return self.pipeline.pending_prefix()
-
-    def _continue_body(self, reply: Reply, prefix: str) -> tuple[Reply, ActionCall]:
-        """Let the model continue its own action line into the missing body (no format-error round trip)."""
-        second = self.query(prefix=prefix)
-        call = self._choose(self.pipeline.process_all(second.text, truncated=second.finish_reason == "length"))
-        first = reply.text.strip().splitlines()[0][:80] if reply.text.strip() else ""
-        call.interventions.append(Intervention("repair.prefill", f"{first!r} had no body: continued after a fence"))
-        return second, call
-
     def query(self, model: Model | None = None, prefix: str = "") -> Reply:
         """Ask the model (or the escalation model) for the next reply; `prefix` starts the reply for it."""
         options = ChatOptions(
@@ -271,31 +225,7 @@ class Agent:
         if call.name in LOOKS:
             self.looked.add((call.key(), self._state))
         self.result.attempts += bool(observation.data.get("changed"))
-        if observation.data.get("changed") and "run_tests" in self.actions and self.harness.on("steer"):
-            # Like aider's auto-test: every change is checked at once, so the model sees its effect next turn.
-            tests = self.actions["run_tests"].run(self.actions["run_tests"].args(), self.ctx)
-            self._count("steer.autotest")
-            observation = Observation(
-                f"{observation.text}\nTests after this change: {tests.text}",
-                ok=observation.ok,
-                data={**observation.data, **tests.data},
-            )
-        if observation.data.get("green") and self.ctx.workspace.changed:
-            note = self._maybe_auto_done(observation)
-            if note:
-                observation = Observation(f"{observation.text}\n{note}", ok=observation.ok, data=observation.data)
-        return observation
-
-    def _maybe_auto_done(self, observation: Observation) -> str:
-        """fix/add/stdout: a green full run after a change meets a checkable rule, so the harness ends the job."""
-        if self.job.mode not in AUTO_DONE:
-            return "The tests pass. If the task is complete, use done."
-        try:
-            verdict = self.job.accept(observation, self.ctx.workspace, self.ctx)
-        except ActionError as err:
-            return str(err)
-        self._count("accept.auto")
-        raise Done(verdict + " (accepted by the harness after a green test run)")
+        return after_action(self, observation)
 
     def _out_of_time(self) -> bool:
         return time.monotonic() - self.started > self.config.max_seconds
@@ -316,39 +246,15 @@ class Agent:
         if self.heat:
             self._count("loops.temperature", "the next turn is sampled (seeded)")
 
-    def _choose(self, calls: list[ActionCall]) -> ActionCall:
-        """The first call of a reply that would do something new (small models restate their whole plan)."""
-        if not self.harness.on("loops"):
-            return calls[0]
-        state = self.ctx.workspace.state_hash()  # one read of the files per reply, not one per restated call
-        for n, call in enumerate(calls):
-            if not redundant(call, self.ctx.workspace, self.looked, state):
-                if n:
-                    call.interventions = calls[0].interventions + call.interventions
-                    call.interventions.append(Intervention("loops.skip_repeat", f"skipped {n} repeated action(s)"))
-                return call
-        return calls[0]
-
     def _record(self, reply: Reply, call: ActionCall | None, observation: Observation) -> None:
         made = [*(call.interventions if call else []), *self._notes]
         for item in call.interventions if call else []:
             self._count(item.kind, note=False)
         self.emit("observation", observation=observation, interventions=made)
-        self.transcript.write(
-            "turn",
-            step=self.result.steps,
-            new_messages=self.messages[-2:] if self.result.steps > 1 else self.messages,
-            reply=reply.text,
-            finish_reason=reply.finish_reason,
-            stopped_early=reply.stopped_early,
-            seconds=round(reply.seconds, 3),
-            prompt_tokens=reply.prompt_tokens,
-            cached_tokens=reply.cached_tokens,
-            completion_tokens=reply.completion_tokens,
+        self.transcript.turn(
+            self.result.steps, self.messages[-2:] if self.result.steps > 1 else self.messages, reply,
             action=None if call is None else {"name": call.name, "args": call.args},
-            interventions=[vars(i) for i in made],
-            observation=observation.text,
-            ok=observation.ok,
+            interventions=[vars(i) for i in made], observation=observation.text, ok=observation.ok,
             confidence=self.confidence_last,
         )
 

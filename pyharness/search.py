@@ -251,12 +251,9 @@ class Search:
     def _record_turn(self, message: str, reply: Reply, search: dict, action: dict, observation: Observation) -> None:
         """One transcript record per model call, in the fields of the loop's turns (so `ph show` reads both)."""
         agent = self.agent
-        agent.transcript.write(
-            "turn", step=agent.result.steps, new_messages=[{"role": "user", "content": message}], reply=reply.text,
-            finish_reason=reply.finish_reason, stopped_early=reply.stopped_early, seconds=round(reply.seconds, 3),
-            prompt_tokens=reply.prompt_tokens, cached_tokens=reply.cached_tokens,
-            completion_tokens=reply.completion_tokens, search=search, action=action,
-            interventions=[vars(i) for i in agent._notes], observation=observation.text, ok=observation.ok)
+        agent.transcript.turn(agent.result.steps, [{"role": "user", "content": message}], reply, search=search,
+                              action=action, interventions=[vars(i) for i in agent._notes],
+                              observation=observation.text, ok=observation.ok)
         agent._notes = []
 
     def _ask(self, message: str, temperature: float, purpose: str = "") -> Reply:

@@ -49,6 +49,14 @@ class Transcript:
         exclude(Path(repo), ".ph/")
         self._started = time.monotonic()
 
+    def turn(self, step: int, new_messages: list[dict], reply, **fields) -> None:
+        """One turn record: the messages the turn added, the raw reply with its timing and token counts, then `fields`
+        (action, interventions, observation, ok, ...): the one shape `ph show` reads for loop and search turns."""
+        self.write("turn", step=step, new_messages=new_messages, reply=reply.text, finish_reason=reply.finish_reason,
+                   stopped_early=reply.stopped_early, seconds=round(reply.seconds, 3),
+                   prompt_tokens=reply.prompt_tokens, cached_tokens=reply.cached_tokens,
+                   completion_tokens=reply.completion_tokens, **fields)
+
     def write(self, event: str, **data) -> None:
         """Append one record, secrets redacted; flushed at once so a crash keeps what happened so far."""
         record = {"event": event, "t": round(time.monotonic() - self._started, 3), **data}
