@@ -424,3 +424,21 @@ def test_fix_guesses_read_two_line_items_a_fenced_line_alone_and_a_whole_functio
     whole = target.extract_all(BULK_RIGHT, Framing("guesses", 0), ws)
     assert len(whole) == 1 and "if line.quantity >= BULK_THRESHOLD:" in whole[0]
     assert target.extract_all("```python\nprint('unrelated')\n```", Framing("guesses", 0), ws) == []
+
+
+def test_search_and_loop_turns_carry_the_same_reply_fields(tmp_path, demo_jobs):
+    """`ph show` reads both kinds of turn: each holds the reply with its timing and token counts, and an action."""
+    reply_fields = {"step", "new_messages", "reply", "finish_reason", "stopped_early", "seconds", "prompt_tokens",
+                    "cached_tokens", "completion_tokens", "action", "interventions", "observation", "ok"}
+    repo = make_stdout_repo(tmp_path / "repo", SUM_TASK)
+    _, searched = run(repo, "stdout", task_message(SUM_TASK), [RIGHT_SUM], schedule="plain@0")
+    repo = make_repo(tmp_path / "orders", demo_jobs["fix"])
+    edit = ('Action: edit {"path": "orders/pricing.py"}\n<<<<<<< SEARCH\n    if line.quantity > BULK_THRESHOLD:\n'
+            "=======\n    if line.quantity >= BULK_THRESHOLD:\n>>>>>>> REPLACE")
+    _, looped = run(repo, "fix", "", [edit], layers=",".join(name for name in LAYERS if name != "search"))
+    assert searched and looped
+    for turn in searched + looped:
+        assert reply_fields <= set(turn), reply_fields - set(turn)
+    assert searched[0]["search"]["origin"] == "greedy" and searched[0]["reply"] == RIGHT_SUM
+    assert looped[0]["reply"] == edit and looped[0]["confidence"] >= 0 and "search" not in looped[0]
+    assert looped[0]["prompt_tokens"] > 0 and searched[0]["prompt_tokens"] > 0
