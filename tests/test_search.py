@@ -27,6 +27,10 @@ RIGHT_SUM = "```python\nimport sys\nprint(sum(int(x) for x in sys.stdin.read().s
 BULK_RIGHT = ("The comparison must include the threshold.\n```python\ndef bulk_discount(line: OrderLine) -> float:\n"
               '    """Bulk discount."""\n    if line.quantity >= BULK_THRESHOLD:\n'
               "        return round(line.total() * BULK_RATE, 2)\n    return 0.0\n```")
+BULK_EDIT = ('Action: edit {"path": "orders/pricing.py"}\n<<<<<<< SEARCH\n    if line.quantity > BULK_THRESHOLD:\n'
+             "=======\n    if line.quantity >= BULK_THRESHOLD:\n>>>>>>> REPLACE")
+"""The demo fix as one loop edit (for runs without the search layer)."""
+NO_SEARCH = ",".join(name for name in LAYERS if name != "search")
 BULK_WORSE = ("```python\ndef bulk_discount(line: OrderLine) -> float:\n    return 1 / 0\n```")
 BULK_SAME = ("```python\ndef bulk_discount(line: OrderLine) -> float:\n    if line.quantity > BULK_THRESHOLD + 0:\n"
              "        return round(line.total() * BULK_RATE, 2)\n    return 0.0\n```")
@@ -165,7 +169,7 @@ def test_fix_with_named_tests_judges_by_those_tests_not_the_whole_suite(tmp_path
     right = "```python\ndef double(x):\n    return x + x\n```"
     edit = ('Action: edit {"path": "calc.py"}\n<<<<<<< SEARCH\n    return x + x + 1\n=======\n'
             "    return x + x\n>>>>>>> REPLACE")
-    for layers, reply in ((None, right), (",".join(n for n in LAYERS if n != "search"), edit)):
+    for layers, reply in ((None, right), (NO_SEARCH, edit)):
         subprocess.run(["git", "checkout", "-q", "--", "."], cwd=repo, check=True)
         result = run_job(repo, "fix", "", ScriptedModel(replies=[reply]), tests=["tests/test_calc.py"],
                          config=AgentConfig(max_steps=2), harness=HarnessConfig.parse_spec("on", layers))
@@ -189,10 +193,7 @@ def test_fix_merges_a_method_back_into_its_class(tmp_path):
 
 def test_without_the_search_layer_the_loop_runs_as_before(tmp_path, demo_jobs):
     repo = make_repo(tmp_path / "orders", demo_jobs["fix"])
-    edit = ('Action: edit {"path": "orders/pricing.py"}\n<<<<<<< SEARCH\n    if line.quantity > BULK_THRESHOLD:\n'
-            "=======\n    if line.quantity >= BULK_THRESHOLD:\n>>>>>>> REPLACE")
-    layers = ",".join(name for name in LAYERS if name != "search")
-    result, turns = run(repo, "fix", "", [edit], layers=layers)
+    result, turns = run(repo, "fix", "", [BULK_EDIT], layers=NO_SEARCH)
     assert result.outcome == "done" and result.search == {}
     assert turns[0]["action"]["name"] == "edit" and "search" not in turns[0]
     assert "search.candidate" not in result.interventions
@@ -433,12 +434,10 @@ def test_search_and_loop_turns_carry_the_same_reply_fields(tmp_path, demo_jobs):
     repo = make_stdout_repo(tmp_path / "repo", SUM_TASK)
     _, searched = run(repo, "stdout", task_message(SUM_TASK), [RIGHT_SUM], schedule="plain@0")
     repo = make_repo(tmp_path / "orders", demo_jobs["fix"])
-    edit = ('Action: edit {"path": "orders/pricing.py"}\n<<<<<<< SEARCH\n    if line.quantity > BULK_THRESHOLD:\n'
-            "=======\n    if line.quantity >= BULK_THRESHOLD:\n>>>>>>> REPLACE")
-    _, looped = run(repo, "fix", "", [edit], layers=",".join(name for name in LAYERS if name != "search"))
+    _, looped = run(repo, "fix", "", [BULK_EDIT], layers=NO_SEARCH)
     assert searched and looped
     for turn in searched + looped:
         assert reply_fields <= set(turn), reply_fields - set(turn)
     assert searched[0]["search"]["origin"] == "greedy" and searched[0]["reply"] == RIGHT_SUM
-    assert looped[0]["reply"] == edit and looped[0]["confidence"] >= 0 and "search" not in looped[0]
+    assert looped[0]["reply"] == BULK_EDIT and looped[0]["confidence"] >= 0 and "search" not in looped[0]
     assert looped[0]["prompt_tokens"] > 0 and searched[0]["prompt_tokens"] > 0
