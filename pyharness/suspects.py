@@ -11,9 +11,11 @@ from dataclasses import dataclass, field
 from pyharness.candidates import Attempt, Framing, Target, extract_code
 from pyharness.errors import ActionError
 from pyharness.filerank import focus
+from pyharness.harness.noise import truncate
 from pyharness.harness.prose import prose_edit
 from pyharness.linetrace import RunTrace
 from pyharness.taskchecks import CallCheck
+from pyharness.testrun import head_tail
 from pyharness.workspace import Workspace
 
 CALLED = re.compile(r"\b([A-Za-z_]\w*)\(")
@@ -22,6 +24,8 @@ ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*])\s+", re.MULTILINE)
 """Where a guess starts in a reply: a numbered or bulleted item."""
 FENCED = re.compile(r"```[A-Za-z0-9_+-]*[^\n]*\n(.*?)```", re.DOTALL)
 MAX_UNITS, MAX_UNIT_LINES = 2, 60
+MAX_CONSTANT_CHARS = 400
+"""A constant shown beside the suspects (a lookup table can be thousands of lines) is cut to its head and tail."""
 
 
 @dataclass
@@ -44,7 +48,8 @@ class FixTarget(Target):
     noun = "function"
 
     def __init__(self, ws: Workspace, failing: str, error: str, traceback: str, ran: RunTrace | None):
-        self.failing, self.error, self.traceback = failing, error, traceback
+        self.failing, self.error = failing, error
+        self.traceback = head_tail(traceback)  # as the loop shows it: a RecursionError or a huge repr filled 34k tokens
         self.units = suspects(ws, traceback, ran or RunTrace(), failing)
         self.constants = _constants(ws, self.units)
         self.test = test_source(ws, failing)
@@ -284,5 +289,5 @@ def _constants(ws: Workspace, units: list[Unit]) -> list[str]:
         used = {n.id for u in units if u.path == path for n in ast.walk(ast.parse(u.code)) if isinstance(n, ast.Name)}
         for node in ast.parse(source).body:
             if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id in used for t in node.targets):
-                out.append(f"{path}: {ast.get_source_segment(source, node)}")
+                out.append(truncate(f"{path}: {ast.get_source_segment(source, node)}", MAX_CONSTANT_CHARS))
     return out[:8]

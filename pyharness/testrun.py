@@ -106,7 +106,7 @@ class TestRun:
             lines.append(f"First failing test: {self.failing[0]}{more}")
         body = self.first_traceback or self.output
         if body:
-            lines.append(_head_tail(body, max_chars, max_lines))
+            lines.append(head_tail(body, max_chars, max_lines))
         if self.summary_line and self.summary_line not in lines[-1]:
             lines.append(self.summary_line)
         if self.omitted_lines and self.log_path:
@@ -172,7 +172,7 @@ def _log_path() -> Path:
     return Path(name)
 
 
-def _head_tail(text: str, max_chars: int, max_lines: int) -> str:
+def head_tail(text: str, max_chars: int = 2500, max_lines: int = 256) -> str:
     """At most `max_lines` lines and `max_chars` characters: the head and the tail, with an omitted-lines marker."""
     lines = text.splitlines(keepends=True)
     if len(lines) > max_lines:

@@ -6,6 +6,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from pyharness.harness.noise import truncate
 from pyharness.taskchecks import run_checks
 from pyharness.testrun import EXCEPTION_LINE as EXCEPTION
 from pyharness.testrun import TestRun, run_pytest
@@ -90,14 +91,14 @@ def _none_fixed(quick: TestRun, failing: int) -> Verdict:
     return Verdict(False, UNMEASURED, max(failing, len(quick.failing)), quick.counts.get("errors", 0), failure)
 
 
-def failure_text(run: TestRun, max_lines: int = 12) -> str:
+def failure_text(run: TestRun, max_lines: int = 12, max_chars: int = 1500) -> str:
     """The one failure a repair is shown: the `E` lines of the first failing test (the exception or the
-    assertion with its message), else the run's summary."""
+    assertion with its message, cut to `max_chars`: one message can hold a whole huge repr), else the run's summary."""
     lines = [ln.strip()[1:].strip() for ln in run.first_traceback.splitlines() if ln.strip().startswith("E ")]
     lines = [ln for ln in lines if ln]
     if len(lines) > max_lines:  # a program's own traceback: its last lines hold the exception
         lines = [lines[0], "...", *lines[-(max_lines - 2):]]
-    return "\n".join(lines) if lines else run.summary()
+    return truncate("\n".join(lines), max_chars) if lines else run.summary()
 
 
 def one_line(failure: str) -> str:

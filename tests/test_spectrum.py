@@ -159,3 +159,32 @@ def test_suspects_sharing_a_name_each_take_the_reply_function_most_like_their_ow
     held = target.apply("class Cache:\n    def get(self, key, default=None):\n        return None\n", ws)
     assert held["counts.py"].count("        return None\n") == 1
     assert "        return self.counts.get(key, default)\n" in held["counts.py"]
+
+
+def test_a_huge_failure_keeps_every_candidate_prompt_small(tmp_path):
+    """A mutant of more_itertools failed with a traceback that made the first candidate's prompt 34,223 tokens
+    (the model's context is 8,192): the run ended in an error before any candidate. The traceback, the failure
+    a repair is shown and each constant beside the suspects are cut as the loop's observation is."""
+    from pyharness.candidates import Attempt, Framing
+    from pyharness.suspects import FixTarget
+    from pyharness.verdicts import failure_text
+
+    (tmp_path / "tests").mkdir()
+    table = ",\n".join(f"    {n}: {n * n}" for n in range(3000))
+    (tmp_path / "squares.py").write_text(
+        f"SQUARES = {{\n{table}\n}}\n\n\ndef square(n):\n    if n in SQUARES:\n        return SQUARES[n] + 1\n"
+        "    raise ValueError('no square for ' + repr(list(range(20000))))\n")
+    (tmp_path / "tests" / "test_squares.py").write_text(
+        "from squares import square\n\n\ndef test_square():\n    assert square(3) == 9\n\n\n"
+        "def test_missing():\n    square(-1)\n")
+    first = run_pytest(tmp_path, ["tests/test_squares.py::test_missing"])
+    assert len(first.first_traceback) > 100_000  # the whole message is in the traceback
+    target = FixTarget(Workspace(tmp_path), first.failing[0], "", first.first_traceback,
+                       trace_test(tmp_path, first.failing[0]))
+    assert [u.name for u in target.units] == ["square"]
+    best = Attempt(target.units[0].code, failure_text(first))
+    assert len(best.failure) <= 1500 and "ValueError" in first.first_traceback
+    for kind in ("plain", "plan", "repair", "line", "spec", "guesses"):
+        message = target.message(Framing(kind, 0.0), best, ["sample 1: " + best.failure])
+        assert len(message) < 8000, kind
+        assert "tests/test_squares.py::test_missing" in message and "SQUARES" in message
