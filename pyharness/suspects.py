@@ -24,8 +24,10 @@ ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*])\s+", re.MULTILINE)
 """Where a guess starts in a reply: a numbered or bulleted item."""
 FENCED = re.compile(r"```[A-Za-z0-9_+-]*[^\n]*\n(.*?)```", re.DOTALL)
 MAX_UNITS, MAX_UNIT_LINES = 2, 60
-MAX_CONSTANT_CHARS = 400
-"""A constant shown beside the suspects (a lookup table can be thousands of lines) is cut to its head and tail."""
+MAX_TRACEBACK_CHARS, MAX_CONSTANT_CHARS = 6000, 400
+"""A traceback (pytest prints a whole huge repr) and each constant shown beside the suspects (a lookup table can be
+thousands of lines) are cut to their head and tail, so a candidate prompt fits the model's context (a guard for
+huge output: a usual short traceback is shown whole)."""
 
 
 @dataclass
@@ -49,7 +51,7 @@ class FixTarget(Target):
 
     def __init__(self, ws: Workspace, failing: str, error: str, traceback: str, ran: RunTrace | None):
         self.failing, self.error = failing, error
-        self.traceback = head_tail(traceback)  # as the loop shows it: a RecursionError or a huge repr filled 34k tokens
+        self.traceback = head_tail(traceback, MAX_TRACEBACK_CHARS)  # a huge repr in one filled 34k tokens
         self.units = suspects(ws, traceback, ran or RunTrace(), failing)
         self.constants = _constants(ws, self.units)
         self.test = test_source(ws, failing)

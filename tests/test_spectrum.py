@@ -164,7 +164,7 @@ def test_suspects_sharing_a_name_each_take_the_reply_function_most_like_their_ow
 def test_a_huge_failure_keeps_every_candidate_prompt_small(tmp_path):
     """A mutant of more_itertools failed with a traceback that made the first candidate's prompt 34,223 tokens
     (the model's context is 8,192): the run ended in an error before any candidate. The traceback, the failure
-    a repair is shown and each constant beside the suspects are cut as the loop's observation is."""
+    a repair is shown and each constant beside the suspects are cut to their head and tail."""
     from pyharness.candidates import Attempt, Framing
     from pyharness.suspects import FixTarget
     from pyharness.verdicts import failure_text
@@ -186,5 +186,5 @@ def test_a_huge_failure_keeps_every_candidate_prompt_small(tmp_path):
     assert len(best.failure) <= 1500 and "ValueError" in first.first_traceback
     for kind in ("plain", "plan", "repair", "line", "spec", "guesses"):
         message = target.message(Framing(kind, 0.0), best, ["sample 1: " + best.failure])
-        assert len(message) < 8000, kind
+        assert len(message) < 12_000, kind  # about 3,500 tokens: it fits the 8,192 context
         assert "tests/test_squares.py::test_missing" in message and "SQUARES" in message
