@@ -91,7 +91,7 @@ def _none_fixed(quick: TestRun, failing: int) -> Verdict:
     return Verdict(False, UNMEASURED, max(failing, len(quick.failing)), quick.counts.get("errors", 0), failure)
 
 
-def failure_text(run: TestRun, max_lines: int = 12, max_chars: int = 1500) -> str:
+def failure_text(run: TestRun, max_lines: int = 12, max_chars: int = 3000) -> str:
     """The one failure a repair is shown: the `E` lines of the first failing test (the exception or the
     assertion with its message, cut to `max_chars`: one message can hold a whole huge repr), else the run's summary."""
     lines = [ln.strip()[1:].strip() for ln in run.first_traceback.splitlines() if ln.strip().startswith("E ")]
