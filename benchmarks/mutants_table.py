@@ -4,27 +4,23 @@ large tree, then by project, then the figures the prose around the table quotes 
     python benchmarks/mutants_table.py evals/results/mutants-test60/results.jsonl
 """
 
-import statistics
 import sys
 from collections import Counter
 from pathlib import Path
 
-from pyharness.evalreport import latest, read_results, wilson
+from pyharness.evalreport import LARGE_SUFFIX, ConfigSummary, latest, read_results, summarise
 
 CONFIGS = {"protocol=oneshot": "protocol=oneshot (model alone)", "protocol=text harness=off": "harness=off",
            "protocol=text harness=on": "harness=on (search)"}
 
 
-def row(name: str, subset: str, runs: list[dict]) -> str:
-    passed = [r for r in runs if r["pass_strict"]]
-    low, high = wilson(len(passed), len(runs))
-    first = sum(bool(r.get("first_try")) for r in passed)
-    tokens = statistics.mean(r.get("prompt_tokens", 0) + r.get("completion_tokens", 0) for r in runs)
-    solved = f"{statistics.median(r['seconds'] for r in passed):.1f}" if passed else "–"
-    errors = sum(r.get("outcome") == "error" for r in runs)
-    return (f"| {name} | {subset} | **{len(passed)}/{len(runs)} = {100 * len(passed) / len(runs):.0f}%** | "
-            f"{100 * low:.0f}%–{100 * high:.0f}% | {first} | {len(passed) - first} | {tokens:,.0f} | "
-            f"{statistics.mean(r['wall_seconds'] for r in runs):.1f} | {solved} | {errors} |")
+def row(name: str, subset: str, s: ConfigSummary) -> str:
+    """One table row from `ph eval`'s own summary of a configuration (`pyharness.evalreport.summarise`)."""
+    passed = s.first_try + s.gained
+    solved = "–" if s.median_solved_seconds is None else f"{s.median_solved_seconds:.1f}"
+    return (f"| {name} | {subset} | **{passed}/{s.runs} = {100 * passed / s.runs:.0f}%** | "
+            f"{100 * s.ci[0]:.0f}%–{100 * s.ci[1]:.0f}% | {s.first_try} | {s.gained} | {s.mean_tokens:,.0f} | "
+            f"{s.mean_seconds:.1f} | {solved} | {s.errors} |")
 
 
 def main(path: str) -> None:
@@ -34,9 +30,10 @@ def main(path: str) -> None:
     print(f"{len(runs)} runs, {len({r['task'] for r in runs})} jobs{unreadable}")
     print("\n| config | subset | pass@1 (strict) | 95% CI | first try | gained | tokens/run | seconds/run | "
           "s/solved (median) | errors |\n|---|" + "---|" * 9)
-    for subset, keep in (("all jobs", lambda r: True), ("large tree", lambda r: bool(r.get("large")))):
+    summaries = {s.config: s for s in summarise(records)}
+    for subset, suffix in (("all jobs", ""), ("large tree", LARGE_SUFFIX)):
         for config, name in CONFIGS.items():
-            print(row(name, subset, [r for r in runs if r["config"] == config and keep(r)]))
+            print(row(name, subset, summaries[config + suffix]))
     print("\n| project | jobs | " + " | ".join(CONFIGS.values()) + " |\n|---|---|" + "---|" * len(CONFIGS))
     for project in sorted({r["project"] for r in runs}):
         mine = [r for r in runs if r["project"] == project]

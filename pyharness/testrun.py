@@ -172,7 +172,7 @@ def _log_path() -> Path:
     return Path(name)
 
 
-def head_tail(text: str, max_chars: int = 2500, max_lines: int = 256) -> str:
+def head_tail(text: str, max_chars: int, max_lines: int = 256) -> str:
     """At most `max_lines` lines and `max_chars` characters: the head and the tail, with an omitted-lines marker."""
     lines = text.splitlines(keepends=True)
     if len(lines) > max_lines:
