@@ -3,6 +3,7 @@
 from pydantic import BaseModel, Field
 
 from actions.base import Action, Context, Observation
+from pyharness.errors import ActionError
 
 
 class Args(BaseModel):
@@ -10,11 +11,15 @@ class Args(BaseModel):
 
 
 def run(args: Args, ctx: Context) -> Observation:
+    from pyharness.pytestconfig import unsafe_target
     from pyharness.testrun import run_in_tree
 
     targets = []
     if args.target and args.target.strip() not in (".", "tests", "all"):
         target = args.target.strip()
+        if unsafe_target(target):
+            raise ActionError(f"run_tests: {unsafe_target(target)}; give a test file or node id inside the repo, "
+                              "or no target for the whole suite")
         ctx.workspace.resolve(target.split("::")[0])
         targets = [target]
     result = run_in_tree(ctx.workspace, targets, ctx)

@@ -15,6 +15,7 @@ from pyharness.errors import ActionError
 from pyharness.filerank import focus, tests_query
 from pyharness.prompts import repo_map
 from pyharness.testrun import TestRun, run_in_tree, run_pytest
+from pyharness.treecopy import copy_tree
 from pyharness.workspace import SKIP_DIRS, Workspace
 
 if TYPE_CHECKING:
@@ -86,7 +87,7 @@ class Job:
             )
         if self.mode == "add":
             self.original = Path(tempfile.mkdtemp(prefix="ph-original-"))
-            shutil.copytree(ws.root, self.original, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*SKIP_DIRS))
+            copy_tree(ws.root, self.original, skip=SKIP_DIRS)
             return (
                 f"Feature to add: {self.task}\n\nSteps: write a test for it in a new file under tests/, implement "
                 f"it, run_tests, then done.\n\nRepository files:\n{files}"
@@ -152,7 +153,7 @@ class Job:
         assert self.original is not None
         trial = Path(tempfile.mkdtemp(prefix="ph-trial-"))
         try:
-            shutil.copytree(self.original, trial, dirs_exist_ok=True)
+            copy_tree(self.original, trial)
             for rel in new_tests:
                 (trial / rel).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(ctx.workspace.root / rel, trial / rel)

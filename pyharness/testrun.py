@@ -15,6 +15,7 @@ from pathlib import Path
 
 from pyharness.harness.noise import PYTEST_QUIET_ARGS, QUIET_ENV, normalise, truncate
 from pyharness.procs import CappedLog, clean_env, run_tree
+from pyharness.pytestconfig import pinned_args, unsafe_target
 
 COUNT = re.compile(r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed|deselected)")
 # pytest's last summary line, after normalise: '1 failed, 2 passed in <T>s', '=== no tests ran in <T>s ==='
@@ -116,8 +117,15 @@ class TestRun:
 
 def run_pytest(root: Path, targets: list[str] | None = None, *, timeout: float = 60.0,
                python: str | None = None) -> TestRun:
-    """Run pytest on `targets` (default: the whole suite) inside `root`; the process tree is ended afterwards."""
-    cmd = [python or sys.executable, "-m", "pytest", *PYTEST_QUIET_ARGS, "--tb=short", "-rfE", *(targets or [])]
+    """Run pytest on `targets` (default: the whole suite) inside `root`, its configuration pinned to the repo
+    (`pytestconfig.pinned_args`); the process tree is ended afterwards. A target that is a pytest option is a
+    ValueError: targets are data, never options."""
+    targets = list(targets or [])
+    for target in targets:
+        if unsafe_target(target):
+            raise ValueError(unsafe_target(target))
+    cmd = [python or sys.executable, "-m", "pytest", *PYTEST_QUIET_ARGS, "--tb=short", "-rfE",
+           *pinned_args(root, targets), *targets]
     pythonpath = str(root) + (os.pathsep + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH") else "")
     env = clean_env({**QUIET_ENV, "PYTHONPATH": pythonpath})
     log = CappedLog(_log_path())

@@ -10,6 +10,7 @@ from pyharness.harness.noise import truncate
 from pyharness.taskchecks import run_checks
 from pyharness.testrun import EXCEPTION_LINE as EXCEPTION
 from pyharness.testrun import TestRun, run_pytest
+from pyharness.treecopy import copy_tree
 from pyharness.workspace import SKIP_DIRS
 
 
@@ -40,8 +41,7 @@ def check_in_scratch(ws, job, ctx, target, files: dict[str, str]) -> Verdict:
     counted apart; stdout, the example plus the examples read from the task text."""
     scratch = Path(tempfile.mkdtemp(prefix="ph-scratch-"))
     try:
-        shutil.copytree(ws.root, scratch, dirs_exist_ok=True,
-                        ignore=shutil.ignore_patterns(*SKIP_DIRS, ".ph", "__pycache__"))
+        copy_tree(ws.root, scratch, skip=(*SKIP_DIRS, ".ph", "__pycache__"))
         for rel, text in files.items():
             (scratch / rel).parent.mkdir(parents=True, exist_ok=True)
             (scratch / rel).write_text(text, encoding="utf-8")
