@@ -32,7 +32,10 @@ VERSION_CONTROL = (".git", "git~1", ".hg", ".svn")
 PH_STATE = (".ph", ".ph.*", ".phrc")
 SECRETS = (".env", ".env.*", "*.pem", "*.key", "*.p12", "*.pfx", "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*",
            ".netrc", "_netrc", ".pgpass", ".npmrc", ".pypirc", "credentials", "credentials.*", ".ssh", ".aws",
-           ".gnupg", ".docker")
+           ".gnupg", ".docker", ".my.cnf", "*.ppk", "*.kdbx", ".git-credentials")
+SECRETS_BROAD = ("*credentials*", "id_*")
+"""Credential files under any name (`aws-credentials.txt`, `id_work`); Python source (`google_credentials.py`,
+`id_map.py`) is code the model may need to fix, so these two do not protect `.py`/`.pyi` files."""
 ENVIRONMENT = (".venv",)
 RULES = (
     (VERSION_CONTROL, "version control (.git) is protected"),
@@ -94,6 +97,8 @@ def _name_rule(name: str) -> str | None:
     for patterns, rule in RULES:
         if any(fnmatch.fnmatchcase(name, pat) for pat in patterns):
             return rule
+    if not name.endswith((".py", ".pyi")) and any(fnmatch.fnmatchcase(name, pat) for pat in SECRETS_BROAD):
+        return RULES[2][1]
     return None
 
 

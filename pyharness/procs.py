@@ -19,13 +19,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from pyharness.redact import SECRET_NAME, redact
+
 MARKER = "PH_RUN_ID"
 """The environment variable that tags every process of one run."""
 
 GRACE = 0.4
 """Seconds between TERM and KILL."""
 
-SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|KEY|AUTH|CREDENTIAL|PRIVATE|CERT", re.IGNORECASE)
 SECRET_VALUE = re.compile(
     r"(?<![A-Za-z0-9])(?:AKIA[0-9A-Z]{16}|ASIA[0-9A-Z]{16}|ghp_[A-Za-z0-9]{20,}|gh[osur]_[A-Za-z0-9]{20,}"
     r"|github_pat_[A-Za-z0-9_]{20,}|sk-[A-Za-z0-9_\-]{20,}|xox[abposr]-[A-Za-z0-9\-]+)"
@@ -237,7 +238,6 @@ class CappedLog:
             self._file.write(f"\n... [{self.omitted_lines} lines omitted] ...\n".encode())
         self._file.write(self._tail)
         self._file.close()
-        from pyharness.redact import redact
 
         data = self.path.read_bytes()  # at most head + tail: secrets a test printed are masked on disk too
         clean = redact(data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
