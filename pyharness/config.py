@@ -1,6 +1,6 @@
 """Where a run's settings come from, first match wins.
 
-- model: `--model` > `PH_MODEL` > the repo's `pyproject.toml` `[tool.ph] model` > the user config file > auto.
+- model: `--model` > `PH_MODEL` > the user config file > the repo's `pyproject.toml` `[tool.ph] model` > auto.
 - max-steps, max-seconds, test-timeout, stream: the flag > the user config file > the command's default.
 
 The user config file is TOML at `$PH_CONFIG`, else `config.toml` in the user config dir (platformdirs, app
@@ -8,19 +8,19 @@ The user config file is TOML at `$PH_CONFIG`, else `config.toml` in the user con
 A broken file is a one-line `UserError` naming the file and the line; an unknown key or a wrong type as well.
 
 A repository is not trusted with limits: its `[tool.ph]` may name only a model, and only one that runs on this
-machine (an Ollama model, an embedded pack by name, or `openai:` with no URL or a loopback one), so a repo cannot
+machine (an Ollama model, an embedded pack by name, or `openai:MODEL` with no URL: the user's own server), and
+never one over the user's own choice (a flag, PH_MODEL or the user config file all win over it), so a repo cannot
 raise a budget, load a file of its choosing as a model, or send the prompt and OPENAI_API_KEY to a server of its
-choosing. Anything else there is ignored with a one-line note.
+choosing, not even a port on this machine (any local process may listen there; SAFETY-CASES.md case 75). Anything
+else there is ignored with a one-line note.
 """
 
-import ipaddress
 import os
 import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from pyharness.errors import UserError
 
@@ -126,10 +126,10 @@ def effective(flags: dict[str, Any], defaults: dict[str, Any], root: Path | None
             values[name] = Setting(flags[name], "flag")
         elif name == "model" and env.get(ENV_MODEL):
             values[name] = Setting(env[ENV_MODEL], f"env {ENV_MODEL}")
-        elif name == "model" and repo_model:
-            values[name] = Setting(repo_model, "pyproject.toml", str(root / "pyproject.toml"))
         elif name in user:
             values[name] = Setting(user[name], "user config", str(path))
+        elif name == "model" and repo_model:
+            values[name] = Setting(repo_model, "pyproject.toml", str(root / "pyproject.toml"))
         else:
             values[name] = Setting(defaults.get(name), "default")
     return Settings(values, notes, path)
@@ -210,15 +210,6 @@ def _line_of(text: str, key: str) -> int:
     return next((n for n, line in enumerate(text.splitlines(), 1) if pattern.match(line)), 1)
 
 
-def _loopback(host: str | None) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host or "").is_loopback
-    except ValueError:
-        return False
-
-
 def _repo_model_refusal(spec: Any) -> str:
     """Why a repo may not choose this model ('' when it may)."""
     if not isinstance(spec, str) or not spec.strip():
@@ -231,8 +222,6 @@ def _repo_model_refusal(spec: Any) -> str:
 
         return "" if rest in PACKS or not rest else "a repo may name an embedded pack, not a model file"
     if kind == "openai":
-        _, at, url = rest.rpartition("@")
-        if not at or _loopback(urlsplit(url).hostname):
-            return ""
-        return "a repo may name an openai: server on this machine only"
+        _, at, _url = rest.rpartition("@")
+        return "" if not at else "a repo may not name a server URL (your OPENAI_API_KEY would go there)"
     return "a repo may name ollama:NAME, llamacpp:PACK or openai:MODEL"

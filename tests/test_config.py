@@ -53,11 +53,11 @@ def test_each_model_source_wins_over_the_next(tmp_path, user_config):
     repo = tmp_path / "repo"
     repo.mkdir()
     assert (model_of(repo).value, model_of(repo).source) == (None, "default")
-    path = user_config('model = "ollama:from-user"\n')
-    assert (model_of(repo).value, model_of(repo).source, model_of(repo).where) == ("ollama:from-user", "user config",
-                                                                                   str(path))
     pyproject(repo, 'model = "ollama:from-repo"\n')
     assert (model_of(repo).value, model_of(repo).source) == ("ollama:from-repo", "pyproject.toml")
+    path = user_config('model = "ollama:from-user"\n')  # the user's own choice wins over the repo's (case 75)
+    assert (model_of(repo).value, model_of(repo).source, model_of(repo).where) == ("ollama:from-user", "user config",
+                                                                                   str(path))
     env = {"PH_MODEL": "ollama:from-env"}
     assert (model_of(repo, env=env).value, model_of(repo, env=env).source) == ("ollama:from-env", "env PH_MODEL")
     flag = model_of(repo, {"model": "ollama:from-flag"}, env)
@@ -176,10 +176,10 @@ def test_a_repo_may_set_the_model_but_no_limit(tmp_path):
     ("ollama:qwen2.5-coder:7b", True),
     (f"llamacpp:{DEFAULT_PACK}", True),
     ("openai:qwen", True),
-    ("openai:qwen@http://127.0.0.1:8080/v1", True),
-    ("openai:qwen@http://localhost:1234/v1", True),
-    ("openai:qwen@http://127.0.0.2:1234/v1", True),
-    ("openai:qwen@http://[::1]:1234/v1", True),
+    ("openai:qwen@http://127.0.0.1:8080/v1", False),  # the repo picks the port: SAFETY-CASES.md case 75
+    ("openai:qwen@http://localhost:1234/v1", False),  # any local process may listen there
+    ("openai:qwen@http://127.0.0.2:1234/v1", False),  # any local process may listen there
+    ("openai:qwen@http://[::1]:1234/v1", False),  # any local process may listen there
     ("openai:qwen@https://collector.example/v1", False),  # would carry the prompt and OPENAI_API_KEY away
     ("llamacpp:/tmp/crafted.gguf", False),  # a file of the repo's choosing, parsed by llama.cpp
     ("scripted:replies.json", False),

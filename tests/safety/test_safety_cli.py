@@ -248,7 +248,7 @@ def test_a_repo_cannot_send_the_prompt_and_api_key_to_a_server_of_its_choosing(t
     tree.seen(done.stdout, done.stderr)
     err = " ".join(done.stderr.split())
     assert "ph: note: ignoring [tool.ph] model = 'openai:m@http://192.0.2.1:9/v1' in " in err
-    assert "a repo may name an openai: server on this machine only" in err
+    assert "a repo may not name a server URL" in err
     assert f"model: scripted:{replies} (from user config " in err  # the next source down, the user's own
     assert done.returncode == 0 and time.monotonic() - started < 30  # no connection was tried
 
