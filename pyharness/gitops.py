@@ -2,7 +2,9 @@
 
 A repo's `.git/config` can name programs git runs on its behalf (`core.fsmonitor`, hooks, pagers, GPG, diff and
 filter drivers). ph reads trees it did not write, so its own git calls override those settings on the command
-line (`git -c`, which beats any config file) and never read the system config.
+line (`git -c`, which beats any config file) and never read the system config. The work tree is never taken from
+the repo's own `core.worktree` either (it would move ph's root to a folder the repo picks, SAFETY-CASES.md case 70):
+every call names it in `GIT_WORK_TREE`, the folder that holds the `.git` entry.
 """
 
 import os
@@ -37,8 +39,10 @@ def run(root: Path, *args: str, timeout: float = 30.0) -> str:
     for key, value in SAFE_CONFIG.items():
         command += ["-c", f"{key}={value}"]
     command += list(args)
+    top = work_tree(root)
+    pinned = {"GIT_WORK_TREE": str(top)} if top is not None else {}
     try:
-        return git.Git(str(root)).execute(command, env={**SAFE_ENV, **AUTHOR}, kill_after_timeout=timeout,
+        return git.Git(str(root)).execute(command, env={**SAFE_ENV, **AUTHOR, **pinned}, kill_after_timeout=timeout,
                                           strip_newline_in_stdout=False, stdout_as_string=True)
     except (git.GitCommandError, git.GitCommandNotFound, OSError) as exc:
         raise GitError(str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__) from exc
@@ -55,11 +59,24 @@ def listed_files(root: Path) -> list[str] | None:
 
 def toplevel(path: Path) -> Path | None:
     """The top of the git work tree that holds path, or None when path is not inside one (or git is missing)."""
+    top = work_tree(path)
+    if top is None:
+        return None
     try:
-        out = run(path, "rev-parse", "--show-toplevel", timeout=10).strip()
+        run(top, "rev-parse", "--git-dir", timeout=10)
     except GitError:
         return None
-    return Path(out) if out else None
+    return top
+
+
+def work_tree(path: Path) -> Path | None:
+    """The nearest folder from `path` up that holds a `.git` entry (directory, or file for worktrees), found on the
+    filesystem rather than asked of git, which would follow the repo's own `core.worktree`."""
+    path = Path(path).absolute()
+    for folder in [path, *path.parents]:
+        if os.path.lexists(folder / ".git"):
+            return folder
+    return None
 
 
 def ignored(root: Path, rels: list[str]) -> set[str]:
