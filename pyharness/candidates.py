@@ -233,8 +233,33 @@ def _used_names(check: CallCheck) -> set[str]:
 
 
 def _resolved(check: CallCheck, names: list[str], homes: dict[str, str]) -> bool:
-    """True when every name the example uses is the new function or has a known home to import it from."""
-    return all(n in names or n in homes for n in _used_names(check))
+    """True when the example is a call of the new function whose arguments hold only data: literals, or calls of a
+    name with a known home (`date(2024, 1, 1)`, a class of a file the task shows) whose own arguments hold only data.
+    Attribute access, subscripts and any other expression are refused: the example becomes a test that runs, and
+    task text is not trusted to run code (`os.system(...)`, `().__class__...`; SAFETY-CASES.md case 74)."""
+    call = ast.parse(check.call, mode="eval").body
+    return isinstance(call, ast.Call) and all(_data(arg, set(names) | set(homes)) for arg in _arguments(call))
+
+
+def _arguments(call: ast.Call) -> list[ast.expr]:
+    return [*call.args, *(k.value for k in call.keywords)]
+
+
+def _data(node: ast.expr, callables: set[str]) -> bool:
+    """True when `node` is a literal, or a call of a known name with data as its arguments."""
+    if isinstance(node, ast.Call):
+        return isinstance(node.func, ast.Name) and node.func.id in callables and \
+            all(_data(arg, callables) for arg in _arguments(node))
+    if isinstance(node, ast.List | ast.Tuple | ast.Set):
+        return all(_data(e, callables) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(k is not None and _data(k, callables) for k in node.keys) and \
+            all(_data(v, callables) for v in node.values)
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
 
 
 def example_test(module: str, checks: list[CallCheck], homes: dict[str, str]) -> str:
