@@ -17,8 +17,9 @@ def run(args: Args, ctx: Context) -> Observation:
     targets = []
     if args.target and args.target.strip() not in (".", "tests", "all"):
         target = args.target.strip()
-        if unsafe_target(target):
-            raise ActionError(f"run_tests: {unsafe_target(target)}; give a test file or node id inside the repo, "
+        why = unsafe_target(target)
+        if why:
+            raise ActionError(f"run_tests: {why}; give a test file or node id inside the repo, "
                               "or no target for the whole suite")
         ctx.workspace.resolve(target.split("::")[0])
         targets = [target]

@@ -121,9 +121,9 @@ def run_pytest(root: Path, targets: list[str] | None = None, *, timeout: float =
     (`pytestconfig.pinned_args`); the process tree is ended afterwards. A target that is a pytest option is a
     ValueError: targets are data, never options."""
     targets = list(targets or [])
-    for target in targets:
-        if unsafe_target(target):
-            raise ValueError(unsafe_target(target))
+    why = next((unsafe_target(t) for t in targets if unsafe_target(t)), "")
+    if why:
+        raise ValueError(why)
     cmd = [python or sys.executable, "-m", "pytest", *PYTEST_QUIET_ARGS, "--tb=short", "-rfE",
            *pinned_args(root, targets), *targets]
     pythonpath = str(root) + (os.pathsep + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH") else "")
