@@ -15,12 +15,13 @@ def undo(
     force: Annotated[bool, typer.Option("--force", help="Undo even files changed since the run.")] = False,
 ) -> None:
     """Put back the files the last run changed, exactly as they were before it."""
+    from pyharness.console import inert
     from pyharness.errors import UserError
     from pyharness.undo import undo_last
 
     try:
         for line in undo_last(repo_root(repo), force=force):
-            typer.echo(line)
+            typer.echo(inert(line, newlines=False))
     except UserError as err:
         fail(str(err))
 

@@ -2,7 +2,8 @@
 
 Everything shown comes from outside (model text, file content, test output, server messages), so it is made
 inert first: terminal control sequences (ANSI CSI, OSC such as window titles and hyperlinks, any other escape or
-control character) are shown as visible `\\x1b`-style text, and rich markup such as `[bold]` prints literally.
+control character, C1 included) and bidirectional controls are shown as visible `\\x1b` / `\\u202e` text, and rich
+markup such as `[bold]` prints literally. `inert` is the one function that does it, for every command.
 """
 
 import re
@@ -21,14 +22,25 @@ from pyharness.agent import RunResult
 from pyharness.recap import Recap, shown_path, unified
 from pyharness.refusals import summary
 
-CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-"""Every C0 and C1 control character but tab and newline: ESC starts all ANSI/OSC sequences, and CSI (0x9b) and
-OSC (0x9d) have one-byte C1 forms too."""
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+"""What a terminal would act on rather than show: every C0 and C1 control character but tab and newline (ESC starts
+all ANSI/OSC sequences, and CSI (0x9b) and OSC (0x9d) have one-character C1 forms too), the bidirectional controls
+(marks, embeddings, overrides, isolates: the Trojan-source trick reorders what is shown) and lone surrogates (a
+file name's undecodable bytes, which would reach the terminal as raw bytes)."""
+
+_ANY_CONTROL = re.compile(CONTROL.pattern + r"|[\t\n]")
 
 
-def inert(text: object) -> str:
-    """The text with every terminal control character made visible (`\\x1b`), so printing it cannot act."""
-    return CONTROL.sub(lambda m: f"\\x{ord(m.group(0)):02x}", str(text))
+def inert(text: object, *, newlines: bool = True) -> str:
+    """The text with every terminal or bidi control character made visible (`\\x9b`, `\\u202e`), so printing it
+    cannot act or reorder; with newlines=False tab and newline are shown too (a file name is one line)."""
+    pattern = CONTROL if newlines else _ANY_CONTROL
+    return pattern.sub(_visible, str(text))
+
+
+def _visible(match: re.Match) -> str:
+    code = ord(match.group(0))
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def safe(text: object) -> str:

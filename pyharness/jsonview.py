@@ -10,8 +10,12 @@ from pyharness.runs import RunResult
 
 
 def write(obj: dict) -> None:
-    """Print the object on one line: the only thing a command run with --json writes on stdout."""
-    typer.echo(json.dumps(obj, ensure_ascii=False, default=str))
+    """Print the object on one line: the only thing a command run with --json writes on stdout. The characters
+    `console.inert` shows escaped are written as JSON `\\u` escapes: the same values, nothing a terminal acts on."""
+    from pyharness.console import CONTROL
+
+    text = json.dumps(obj, ensure_ascii=False, default=str)
+    typer.echo(CONTROL.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text))
 
 
 def run_object(command: str, result: RunResult, exit_code: int) -> dict:
