@@ -3,7 +3,9 @@
 The state dir is `$PH_STATE_DIR` (else the user state dir) plus `repos/<sha256 of the repo's real path>`. Nothing
 inside the repo points at it, so neither the model (its writes are confined to the repo) nor a repo someone ships
 can plant or change what is kept there (the undo journal, the lock).
-The state of repos that no longer exist is pruned whenever a new repo's state dir is made.
+State expires by age only (`STATE_MAX_AGE` after anything in it was last written): whether its repo is at its path
+does not count, so a repo that is moved away and back, or on a drive not mounted when another repo makes its state,
+finds its undo journals again. Expired state is pruned whenever a new repo's state dir is made.
 
 The lock is an `flock` on `lock` in that dir, held for the whole run. The kernel drops it when its process ends, so
 a lock left by a killed run (its file still naming a dead pid) is taken over by the next run, and two runs racing
@@ -15,10 +17,15 @@ import hashlib
 import json
 import os
 import shutil
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
 from pyharness.errors import UserError
+
+STATE_MAX_AGE = 30 * 24 * 3600.0
+"""Seconds a repo's state (its undo journals, its lock) is kept after it was last written: 30 days. The only reason
+ph deletes a journal; a repo absent at that moment (moved, renamed, unmounted) is never one."""
 
 
 def state_root() -> Path:
@@ -45,14 +52,25 @@ def repo_state_dir(root: Path) -> Path:
 
 
 def _prune(repos: Path) -> None:
-    """Drop the state of repos that no longer exist (eval and demo runs leave one temp repo each)."""
+    """Drop the state nothing was written to for STATE_MAX_AGE (eval and demo runs leave one per temp repo), whether
+    or not its repo is at its path now."""
+    cutoff = time.time() - STATE_MAX_AGE
     for folder in repos.iterdir():
         try:
-            gone = not os.path.isdir((folder / "repo").read_text(encoding="utf-8", errors="surrogateescape"))
-            if gone:
+            if folder.is_dir() and not folder.is_symlink() and _last_written(folder) < cutoff:
                 shutil.rmtree(folder)
-        except OSError:  # no repo file yet (being made), or another ph pruned it first: leave it
+        except OSError:  # another ph pruned it first, or it is not ours to read: leave it
             continue
+
+
+def _last_written(folder: Path) -> float:
+    """The newest mtime of the folder and of anything under it (links not followed): a run or an undo writes the lock,
+    a run writes its journal, and a state dir being made is new itself."""
+    newest = folder.lstat().st_mtime
+    for dirpath, dirnames, filenames in os.walk(folder):
+        for name in dirnames + filenames:
+            newest = max(newest, os.lstat(os.path.join(dirpath, name)).st_mtime)
+    return newest
 
 
 class RepoLock:

@@ -14,6 +14,10 @@ When: the journal is rewritten (temp file, fsync, rename) *before* each write, s
 or during writes, `ph undo` restores the state before the run. A file that holds neither its pre-run content nor
 anything the run wrote was changed after the run: undo refuses and names it, unless `--force`.
 
+How long: a journal is kept `lock.STATE_MAX_AGE` (30 days) after it was written, then expires (deleted at the next
+run or undo in its repo, or with the rest of the repo's state). Age is the only reason: a repo that is absent for a
+while (moved, unmounted) keeps its journals.
+
 Not applicable here (aider's commit-based undo refuses when "the last commit is not ph's" or "is already pushed"):
 ph never commits the user's work, so there is no ph commit to check or to have pushed; `ph undo` reverts the newest
 run's journal, and runs before it can be undone in turn, newest first.
@@ -24,10 +28,11 @@ import hashlib
 import json
 import os
 import tempfile
+import time
 from pathlib import Path
 
 from pyharness.errors import ActionError, UserError
-from pyharness.lock import RepoLock, repo_state_dir
+from pyharness.lock import STATE_MAX_AGE, RepoLock, repo_state_dir
 
 
 def _digest(data: bytes) -> str:
@@ -75,6 +80,7 @@ class UndoLog:
 
     def _flush(self) -> None:
         if self.path is None:
+            expire(self.root)
             self.path = journal_dir(self.root) / f"{self.run_id}.json"
         record = {"repo": str(self.root), "run": self.run_id, "files": self.files, "dirs": self.dirs}
         _atomic_bytes(self.path, json.dumps(record, indent=1).encode("utf-8"), 0o600)
@@ -86,11 +92,27 @@ def pending(root: Path) -> list[Path]:
     return sorted((p for p in folder.glob("*.json") if p.is_file() and not p.is_symlink()), reverse=True)
 
 
+def expire(root: Path) -> int:
+    """Delete this repo's journals, applied or not, written over STATE_MAX_AGE ago; returns how many were pending."""
+    cutoff = time.time() - STATE_MAX_AGE
+    expired = 0
+    for path in journal_dir(root).iterdir():
+        if path.suffix in (".json", ".applied") and path.is_file() and not path.is_symlink() \
+                and path.lstat().st_mtime < cutoff:
+            path.unlink(missing_ok=True)
+            expired += path.suffix == ".json"
+    return expired
+
+
 def undo_last(root: Path, *, force: bool = False) -> list[str]:
     """Restore the files of the newest run that changed anything; returns what was done, one line each."""
     root = Path(os.path.realpath(root))
     with RepoLock(root):
+        expired = expire(root)
         logs = pending(root)
+        if not logs and expired:
+            raise UserError(f"nothing to undo in {root}: the undo journal of the last run that changed files there "
+                            f"was over {STATE_MAX_AGE / 86400:g} days old and has expired")
         if not logs:
             raise UserError(f"nothing to undo in {root}: no ph run changed a file there")
         log = logs[0]

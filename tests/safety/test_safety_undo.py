@@ -359,16 +359,19 @@ def test_the_journal_lives_outside_the_repo(tree, state_dir):
     assert not (tree.repo / ".ph" / "undo").exists()
 
 
-def test_state_of_repos_that_are_gone_is_pruned_and_a_state_dir_inside_the_repo_is_refused(tree, monkeypatch):
-    from pyharness.lock import repo_state_dir
+def test_state_unused_for_the_age_limit_is_pruned_and_a_state_dir_inside_the_repo_is_refused(tree, monkeypatch):
+    from pyharness.lock import STATE_MAX_AGE, repo_state_dir
 
-    kept, gone = tree.base / "kept", tree.base / "gone"
-    kept.mkdir()
-    gone.mkdir()
-    kept_state, gone_state = repo_state_dir(kept), repo_state_dir(gone)
-    gone.rmdir()
+    recent, old = tree.base / "recent", tree.base / "old"
+    recent.mkdir()
+    old.mkdir()
+    recent_state, old_state = repo_state_dir(recent), repo_state_dir(old)
+    recent.rmdir()  # case 73: a repo absent now (moved, unmounted) keeps its state
+    past = time.time() - STATE_MAX_AGE - 60
+    for path in (old_state, *old_state.iterdir()):
+        os.utime(path, (past, past))
     repo_state_dir(tree.repo)
-    assert kept_state.is_dir() and not gone_state.exists()
+    assert recent_state.is_dir() and not old_state.exists()
     monkeypatch.setenv("PH_STATE_DIR", str(tree.repo / "state"))
     with pytest.raises(UserError, match="inside the repo"):
         repo_state_dir(tree.repo)
