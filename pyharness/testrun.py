@@ -17,9 +17,12 @@ from pyharness.harness.noise import PYTEST_QUIET_ARGS, QUIET_ENV, normalise, tru
 from pyharness.procs import CappedLog, clean_env, run_tree
 from pyharness.pytestconfig import pinned_args, unsafe_target
 
-COUNT = re.compile(r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed|deselected)")
-# pytest's last summary line, after normalise: '1 failed, 2 passed in <T>s', '=== no tests ran in <T>s ==='
-SUMMARY = re.compile(r"^=*[ ]?((?:\d+ [a-z]+(?:, )?)+|no tests ran) in <T>s.*?[ =]*$", re.MULTILINE)
+# (?<!\d): a count starts where its digits start, so a long run of digits is not tried from each of them.
+COUNT = re.compile(r"(?<!\d)(\d+) (passed|failed|errors?|skipped|xfailed|xpassed|deselected)")
+# pytest's last summary line, after normalise: '1 failed, 2 passed in <T>s', '=== no tests ran in <T>s ==='.
+# The rest of the line is one greedy '.*': a lazy '.*?' before '[ =]*$' tried every split of a long tail of spaces
+# or '=' that does not end the line (quadratic: 50 KB of them took 8 s).
+SUMMARY = re.compile(r"^=*[ ]?((?:\d+ [a-z]+(?:, )?)+|no tests ran) in <T>s.*$", re.MULTILINE)
 NODE_LINE = re.compile(r"^(FAILED|ERROR) (\S+?)(?: - .*)?$", re.MULTILINE)
 SECTION = re.compile(r"^_{3,} (.+?) _{3,}$", re.MULTILINE)
 KEPT_LOGS = 20

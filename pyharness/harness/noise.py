@@ -50,10 +50,12 @@ TMP_PATH = re.compile(
 )
 
 _BAR_CHARS = "━╸╺╾╼█▉▊▋▌▍▎▏░▒▓"
-TQDM_BAR = re.compile(_NUM + r"\d{0,2}(?:\.\d+)?%\|[^|\n]*\|(?:[ \t]*\d[\w.]*/\d[\w.]*)?(?:[ \t]*\[[^\]\n]*\])?")
+# A bracket's inside stops at the next '[' too: otherwise each of many '[' that a ']' never closes would scan on to
+# the end of the line (quadratic in a line of '1%||[' or '[1:00,' repeated).
+TQDM_BAR = re.compile(_NUM + r"\d{0,2}(?:\.\d+)?%\|[^|\n]*\|(?:[ \t]*\d[\w.]*/\d[\w.]*)?(?:[ \t]*\[[^\[\]\n]*\])?")
 # tqdm's '[elapsed<remaining, rate]' without a bar; a bracketed clock time alone ('[11:08:26]') is not one.
 TQDM_STATS = re.compile(
-    r"\[\d{1,2}:\d{2}(?::\d{2})?(?:<(?:\d{1,2}:\d{2}(?::\d{2})?|\?)(?:,[^\]\n]*)?|,[^\]\n]*)\]"
+    r"\[\d{1,2}:\d{2}(?::\d{2})?(?:<(?:\d{1,2}:\d{2}(?::\d{2})?|\?)(?:,[^\[\]\n]*)?|,[^\[\]\n]*)\]"
 )
 # The look-aheads keep one quantifier per bar, so a long '[=====' without ']' costs linear time.
 _ASCII = r"\[(?=[#=>\-. ]*[#=>])[#=>\-. ]+\]"
@@ -94,18 +96,15 @@ def normalise(text: str, *, root: str | None = None) -> str:
     text = CONTROL.sub("", ANSI.sub("", text.replace("\r\n", "\n")))
     if "\r" in text:
         text = "\n".join(_last_redraw(line) for line in text.split("\n"))
-    root_re = _root_pattern(root) if root and root.rstrip("/") else None
-    text = SUMMARY_LINE.sub(lambda m: _recentre(m, root_re), text)
-    return _placeholders(text, root_re)
+    bare_root = root.rstrip("/") if root else None
+    text = SUMMARY_LINE.sub(lambda m: _recentre(m, bare_root), text)
+    return _placeholders(text, bare_root)
 
 
-def _placeholders(text: str, root_re: re.Pattern[str] | None) -> str:
+def _placeholders(text: str, root: str | None) -> str:
     """Every placeholder step, in an order where no step's output can match an earlier step."""
-    while root_re:  # dropping 'root/' after a '/' can expose another root; each round shortens the text
-        shorter = root_re.sub(lambda m: "" if m.group(0).endswith("/") else ".", text)
-        if shorter == text:
-            break
-        text = shorter
+    if root:
+        text = _drop_root(text, root)
     # The `in` checks skip passes that cannot match; they cost microseconds, a pass costs milliseconds.
     if "/" in text:
         text = TMP_PATH.sub("<tmp>", text)
@@ -128,9 +127,9 @@ def _placeholders(text: str, root_re: re.Pattern[str] | None) -> str:
     return PROG_PID.sub("[<pid>]:", text)
 
 
-def _recentre(m: re.Match[str], root_re: re.Pattern[str] | None) -> str:
+def _recentre(m: re.Match[str], root: str | None) -> str:
     """Normalise a '=== title ===' line and pad it again the way pytest does, to the width it had."""
-    width, title = len(m.group(0)), _placeholders(m.group(1), root_re)
+    width, title = len(m.group(0)), _placeholders(m.group(1), root)
     if title == m.group(1):
         return m.group(0)
     pad = max((width - len(title) - 2) // 2, 2)
@@ -153,6 +152,50 @@ def _last_redraw(line: str) -> str:
         return line
     parts = [part for part in line.split("\r") if part]
     return parts[-1] if parts else ""
+
+
+def _drop_root(text: str, root: str) -> str:
+    """`root/` dropped and a bare `root` made '.' (see `_root_pattern`), until no root is left."""
+    root_re = _root_pattern(root)
+    for _ in range(ROOT_ROUNDS):  # dropping 'root/' after a '/' can expose another root; each round shortens it
+        shorter = root_re.sub(lambda m: "" if m.group(0).endswith("/") else ".", text)
+        if shorter == text:
+            return text
+        text = shorter
+    return _drop_nested_root(text, root)
+
+
+ROOT_ROUNDS = 4
+"""Passes of the root pattern before `_drop_nested_root` takes over: real output needs two (the second finds
+nothing), while text built to nest roots ('/tmp/' + root + '/' + 'pytest-of-u/repo/', again and again) needs one
+pass per level, each over the whole text: quadratic."""
+_BEFORE_ROOT = re.compile(r"[\w.\->]")
+"""A character that keeps the root after it (it continues another path or a placeholder)."""
+_AFTER_BARE_ROOT = re.compile(r"[\w.\-/<]")
+"""A character that keeps a bare root before it."""
+
+
+def _drop_nested_root(text: str, root: str) -> str:
+    """What repeated passes of `_root_pattern` make of `text`, in one linear pass: the kept text is a stack, and a
+    root is dropped as soon as it is complete at the stack's top (which is where dropping one can make another)."""
+    out: list[str] = []
+    n = len(root)
+
+    def root_on_top() -> bool:
+        return (len(out) >= n and out[-1] == root[-1] and "".join(out[-n:]) == root
+                and (len(out) == n or not _BEFORE_ROOT.match(out[-n - 1])))
+
+    for c in text:
+        if root_on_top():
+            if c == "/":
+                del out[-n:]
+                continue
+            if not _AFTER_BARE_ROOT.match(c):
+                out[-n:] = ["."]
+        out.append(c)
+    if root_on_top():
+        out[-n:] = ["."]
+    return "".join(out)
 
 
 def _root_pattern(root: str) -> re.Pattern[str]:
