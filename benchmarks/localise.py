@@ -1,6 +1,8 @@
 """Benchmark: fix mode's fault localisation on the mutant jobs, no model loaded. For each job, the mutated tree is
 prepared as `ph fix` prepares it (the tests run, the first failing test is traced) and the search's suspect
 functions are worked out; a job is a hit when one of them holds the mutated line (so a candidate can change it).
+Beside them, the ranked suspect lines (`pyharness.linerank`): a job is a line top-k hit when one of the first k
+suspects' spans holds the mutated line (a checkout without line ranking shows no line figures).
 
     python benchmarks/localise.py --split dev               # tune here
     python benchmarks/localise.py --split test              # report here
@@ -31,6 +33,10 @@ def measure(split: str, pattern: str) -> list[dict]:
     from pyharness.suspects import suspects
     from pyharness.workspace import Workspace
 
+    try:
+        from pyharness.linerank import suspect_lines
+    except ImportError:  # a checkout from before line ranking (for --compare): no line figures
+        suspect_lines = None
     records = []
     for job in load_jobs(split):
         if not fnmatch.fnmatch(job.id, pattern):
@@ -46,17 +52,26 @@ def measure(split: str, pattern: str) -> list[dict]:
                          if fix.failing_before else [])
             except TypeError:  # a checkout from before suspects() took the failing test (for --compare)
                 units = suspects(ws, fix.first_run.first_traceback, fix.trace) if fix.failing_before else []
+            lines = (suspect_lines(ws, fix.trace, fix.first_run.first_traceback)
+                     if suspect_lines and fix.failing_before else [])
             fix.cleanup()
         at = [n for n, u in enumerate(units, 1) if u.path == job.file and u.start <= job.line <= u.end]
         ran = job.line in (fix.trace.lines.get(job.file, set()) if fix.trace else set())
+        line_at = [n for n, s in enumerate(lines, 1) if s.holds(job.file, job.line)]
         records.append({"job": job.id, "project": job.project, "hit": at[0] if at else 0, "ran": ran,
                         "shown": [f"{u.path}:{u.name}" for u in units],
+                        "line_rank": (line_at[0] if line_at else 0) if suspect_lines else None,
+                        "lines_shown": [f"{s.path}:{s.start}-{s.end}" for s in lines[:3]],
                         "seconds": round(time.perf_counter() - started, 1)})
         print(json.dumps(records[-1]), file=sys.stderr, flush=True)
     return records
 
 
+LINE_TOPS = (1, 3, 5, 10)
+
+
 def summary(records: list[dict]) -> str:
+    """One checkout's figures: function-level hits, and line-level top-k hits when it ranks lines."""
     hits = sum(bool(r["hit"]) for r in records)
     first = sum(r["hit"] == 1 for r in records)
     ran = sum(r["ran"] for r in records)
@@ -64,7 +79,22 @@ def summary(records: list[dict]) -> str:
     per_hit = Counter(r["project"] for r in records if r["hit"])
     projects = ", ".join(f"{p} {per_hit[p]}/{n}" for p, n in sorted(per.items()))
     return (f"suspects hold the mutated line: {hits}/{len(records)} (first suspect: {first}); the failing test ran "
-            f"that line: {ran}/{len(records)}; by project: {projects}")
+            f"that line: {ran}/{len(records)}; by project: {projects}{line_summary(records)}")
+
+
+def line_summary(records: list[dict]) -> str:
+    """Line-level top-1/3/5/10 hit rates ('' when the records have no line ranks: an older checkout)."""
+    ranked = [r["line_rank"] for r in records if r.get("line_rank") is not None]
+    if not records or len(ranked) < len(records):
+        return ""
+    tops = ", ".join(f"top-{k} {sum(0 < n <= k for n in ranked)}/{len(ranked)}" for k in LINE_TOPS)
+    return f"\n  suspect lines hold the mutated line: {tops} (anywhere: {sum(n > 0 for n in ranked)})"
+
+
+def line_hit(record: dict, k: int = LINE_TOPS[-1]) -> bool | None:
+    """Whether one of the first k suspect lines holds the mutated line; None without line ranks."""
+    rank = record.get("line_rank")
+    return None if rank is None else 0 < rank <= k
 
 
 def main() -> None:
@@ -95,6 +125,8 @@ def main() -> None:
         for a, b in zip(mine, other):
             if bool(a["hit"]) != bool(b["hit"]):
                 print(f"  {a['job']}: this checkout {a['hit'] or 'miss'}, other {b['hit'] or 'miss'}")
+            if None not in (line_hit(a), line_hit(b)) and line_hit(a) != line_hit(b):
+                print(f"  {a['job']}: suspect line {a['line_rank'] or 'miss'} here, {b['line_rank'] or 'miss'} other")
 
 
 if __name__ == "__main__":
