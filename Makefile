@@ -32,7 +32,7 @@ demo: install-local pull
 test: install-dev pull
 	$(BIN)/python -m pytest -q
 
-# The 59 cases of ../shared/SAFETY-CASES.md (also part of `make test`); prints one line of figures.
+# Both lists of ../shared/SAFETY-CASES.md, cases 1-76 (also part of `make test`); prints one line of figures.
 safety: install-dev
 	$(BIN)/python -m pytest -q tests/safety
 

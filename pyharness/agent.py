@@ -4,9 +4,10 @@ import time
 from collections.abc import Callable
 
 from actions.base import Action, Context, Observation
+from pyharness import sandbox
 from pyharness.autocheck import after_action
 from pyharness.errors import (
-    ActionError, Done, FormatError, Interrupted, LimitsExceeded, ModelError, RepeatedFormatError, StopRun,
+    ActionError, Done, FormatError, Interrupted, Invalid, LimitsExceeded, ModelError, RepeatedFormatError, StopRun,
 )
 from pyharness.harness.call import ActionCall, Intervention
 from pyharness.harness.confidence import Confidence
@@ -89,6 +90,7 @@ class Agent:
                 task=self.job.task,
                 model=self.model.name,
                 layers=sorted(self.harness.layers),
+                sandbox=sandbox.describe(),
                 system=system,
                 first_message=task,
             )
@@ -104,7 +106,8 @@ class Agent:
             self.result.outcome, self.result.reason = "done", str(end)
             self.result.first_pass = self.result.first_pass or max(1, self.result.attempts)
         except StopRun as end:
-            self.result.outcome, self.result.reason = "stopped", str(end)
+            self.result.outcome = "invalid" if isinstance(end, Invalid) else "stopped"
+            self.result.reason = f"run invalid: {end}" if isinstance(end, Invalid) else str(end)
         except ModelError as err:
             self.result.outcome, self.result.reason = "error", str(err)
             raise

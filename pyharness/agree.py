@@ -15,8 +15,9 @@ import re
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
 
-from pyharness.procs import clean_env
+from pyharness.procs import clean_env, run_once
 from pyharness.taskchecks import CallCheck
 
 MAX_PROBES = 30
@@ -95,9 +96,8 @@ def behaviour(code: str, calls: list[str], timeout: float = 10.0) -> tuple[str, 
     """What `code` returns (repr) or raises on each call, run once in a subprocess; None when it cannot be run."""
     with tempfile.TemporaryDirectory(prefix="ph-probe-") as tmp:
         try:
-            proc = subprocess.run([sys.executable, "-c", RUNNER], input=json.dumps([code, calls]),
-                                  capture_output=True, text=True, timeout=timeout, cwd=tmp, start_new_session=True,
-                                  env=clean_env())
+            proc = run_once([sys.executable, "-c", RUNNER], stdin=json.dumps([code, calls]), timeout=timeout,
+                            cwd=Path(tmp), env=clean_env())
             rows = json.loads(proc.stdout.strip().splitlines()[-1])
         except (subprocess.TimeoutExpired, json.JSONDecodeError, IndexError):
             return None

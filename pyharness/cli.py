@@ -20,6 +20,7 @@ from pyharness.cli_options import (
     ModelOpt,
     QuietOpt,
     RepoOpt,
+    SandboxOpt,
     SearchOpt,
     SecondsOpt,
     StepsOpt,
@@ -29,6 +30,7 @@ from pyharness.cli_options import (
     agent_config,
     repo_root,
     settings_for,
+    use_sandbox,
 )
 
 
@@ -75,6 +77,7 @@ def _job(
     quiet: bool = False,
     verbose: bool = False,
     protocol: str = "text",
+    sandbox: bool = True,
 ) -> None:
     from pyharness.console import RunView, inert
     from pyharness.errors import Interrupted, ModelError, UserError
@@ -87,6 +90,8 @@ def _job(
     if mode != "fix" and not task.strip():
         fail(f"ph {mode}: the task is empty; say what to do, e.g. ph {mode} \"...\"", json_command=as_json)
     _quiet_or_verbose(quiet, verbose, as_json)
+    if mode != "ask":  # ask runs no code
+        use_sandbox(sandbox, as_json)
     run_config = agent_config(max_steps, max_seconds, schedule, as_json, protocol)
     with CtrlC():
         try:
@@ -163,6 +168,7 @@ def fix(
     max_seconds: SecondsOpt = 900.0,
     search_schedule: SearchOpt = None,
     test_timeout: TestTimeoutOpt = 120.0,
+    sandbox: SandboxOpt = True,
     json_out: JsonOpt = False,
 ) -> None:
     """Run the tests; if any fail, repair the code until they pass.
@@ -187,6 +193,7 @@ def fix(
         quiet=quiet,
         verbose=verbose,
         protocol=protocol,
+        sandbox=sandbox,
     )
 
 
@@ -206,12 +213,13 @@ def add(
     max_seconds: SecondsOpt = 900.0,
     search_schedule: SearchOpt = None,
     test_timeout: TestTimeoutOpt = 120.0,
+    sandbox: SandboxOpt = True,
     json_out: JsonOpt = False,
 ) -> None:
     """Add a feature together with a test for it."""
     _job("add", feature, repo, model, harness, layers, max_steps, stream, escalate=escalate_to, max_seconds=max_seconds,
          schedule=search_schedule, test_timeout=test_timeout, json_out=json_out,
-         quiet=quiet, verbose=verbose, protocol=protocol)
+         quiet=quiet, verbose=verbose, protocol=protocol, sandbox=sandbox)
 
 
 @app.command(epilog='Example: ph run "change the food tax rate to 0.08" --repo path/to/repo')
@@ -229,12 +237,13 @@ def run(
     escalate_to: EscalateOpt = None,
     max_seconds: SecondsOpt = 900.0,
     test_timeout: TestTimeoutOpt = 120.0,
+    sandbox: SandboxOpt = True,
     json_out: JsonOpt = False,
 ) -> None:
     """Any other change to the repo; done when the model says so and the suite is green."""
     _job("run", task, repo, model, harness, layers, max_steps, stream, escalate=escalate_to, max_seconds=max_seconds,
          test_timeout=test_timeout, json_out=json_out,
-         quiet=quiet, verbose=verbose, protocol=protocol)
+         quiet=quiet, verbose=verbose, protocol=protocol, sandbox=sandbox)
 
 
 @app.command(epilog="Example: ph demo --only ask --only fix --keep /tmp/ph-demo")
@@ -246,6 +255,7 @@ def demo(
     stream: StreamOpt = None,
     quiet: QuietOpt = False,
     verbose: VerboseOpt = False,
+    sandbox: SandboxOpt = True,
     only: Annotated[list[str] | None, typer.Option("--only", help="Run only these jobs (ask/fix/add/run).")] = None,
     keep: Annotated[Path | None, typer.Option("--keep", help="Keep the demo repos in this folder.")] = None,
 ) -> None:
@@ -263,6 +273,7 @@ def demo(
     if unknown:
         fail(f"--only {', '.join(unknown)}: the demo jobs are ask, fix, add and run")
     _quiet_or_verbose(quiet, verbose)
+    use_sandbox(sandbox)
     try:
         settings = settings_for(None, model=model, max_steps=max_steps, stream=stream)
         max_steps, stream = settings["max_steps"], settings["stream"]

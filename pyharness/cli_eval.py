@@ -6,7 +6,7 @@ from typing import Annotated
 import typer
 
 from pyharness.cli_app import app, fail
-from pyharness.cli_options import JsonOpt, SearchOpt, StepsOpt, agent_config, positive
+from pyharness.cli_options import JsonOpt, SandboxOpt, SearchOpt, StepsOpt, agent_config, positive, use_sandbox
 
 
 @app.command("eval", epilog="Example: ph eval jobs --model ollama:qwen2.5-coder:7b --configs harness=on,off --repeat 3")
@@ -55,6 +55,7 @@ def eval_(
         Path | None,
         typer.Option("--from", help="mutants only: build the jobs from a local project with a tests folder."),
     ] = None,
+    sandbox: SandboxOpt = True,
     json_out: JsonOpt = False,
 ) -> None:
     """Run an eval suite: each task x model x configuration x repeat, interleaved, resumable, with a report."""
@@ -74,6 +75,7 @@ def eval_(
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     as_json = "eval" if json_out else None
     folder = out
+    use_sandbox(sandbox, as_json)
     try:
         plan_configs = parse_configs(configs)
         if from_path is not None:

@@ -53,6 +53,13 @@ StreamOpt = Annotated[
 ]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Show only the end summary line and errors.")]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Also show the harness's repairs, dimmed.")]
+SandboxOpt = Annotated[
+    bool,
+    typer.Option("--sandbox/--no-sandbox",
+                 help="Run the repo's tests and the model's code confined (Linux: namespaces and Landlock; on by "
+                      "default). --no-sandbox runs them with your user's rights; the summary and the transcript say "
+                      "so."),
+]
 PROTOCOLS = ("text", "json")
 
 
@@ -124,3 +131,14 @@ def repo_root(repo: Path | None) -> Path:
         return path
     typer.echo(f"ph: working in {top.resolve()}, the top of the git repo that holds the current folder", err=True)
     return top.resolve()
+
+
+def use_sandbox(on: bool, json_command: str | None = None) -> None:
+    """Set the sandbox for this process; on but not available here is a one-line error naming `--no-sandbox`."""
+    from pyharness import sandbox
+
+    sandbox.set_enabled(on)
+    try:
+        sandbox.check()
+    except RuntimeError as err:
+        fail(f"no sandbox: {err}", json_command=json_command)

@@ -18,6 +18,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
+from pyharness import sandbox
 from pyharness.agent import RunResult
 from pyharness.recap import Recap, shown_path, unified
 from pyharness.refusals import summary
@@ -216,6 +217,7 @@ class RunView:
             bits = [f"{len(files)} file(s) changed ({_counts(files)})" if files else "no files changed"]
             bits += [f"tests {safe(tests)}"] if tests else []
             bits += [f"{wall:.0f} s"] + ([f"`{safe(undo)}` puts the files back"] if files else [])
+            bits += [] if sandbox.enabled() else ["sandbox off"]
             self.console.print(f"{head} [dim]· {' · '.join(bits)}[/dim]")
         else:
             self._finish_text()
@@ -225,6 +227,8 @@ class RunView:
                 ("tokens", f"{result.prompt_tokens} prompt ({result.cached_tokens} cached) + "
                            f"{result.completion_tokens} completion"),
                 ("time", f"{wall:.0f} s, {result.steps} step(s)"),
+                ("sandbox", "" if sandbox.enabled() else "[red]off (--no-sandbox): the tests and the model's code "
+                                                        "ran with your user's rights[/red]"),
                 ("transcript", safe(shown_path(result.transcript)) if result.transcript else ""),
                 ("undo", f"`{safe(undo)}` puts the changed files back" if files else ""),
             ) if value]

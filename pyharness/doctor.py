@@ -72,6 +72,7 @@ def diagnose() -> tuple[list[Check], str]:
         Check("embedded model", runs, "can run (a test decode passed)" if runs else crash
               or "cannot run: it needs llama-cpp-python and the pack"),
         Check("ollama", up, f"{ollama.host}, model {ollama.model}"),
+        sandbox_check(),
     ]
     if runs or up:
         return checks, ""
@@ -79,3 +80,14 @@ def diagnose() -> tuple[list[Check], str]:
         return checks, f"no model can run: the embedded model: {crash}"
     return checks, (f"no model can run: `ph model pull {DEFAULT_PACK}` with llama-cpp-python installed "
                     f"(pip install 'py-harness[local]'), or start Ollama and `ollama pull {ollama.model}`")
+
+
+def sandbox_check() -> Check:
+    """The sandbox line: what confines runs here (Landlock ABI, namespaces), or what is missing and the way round."""
+    from pyharness import sandbox
+
+    found = sandbox.support()
+    if found.problem:
+        return Check("sandbox", False, f"{found.problem}; runs need --no-sandbox (tests then run with your rights)")
+    return Check("sandbox", True, f"Landlock ABI {found.landlock_abi}; user, PID, network and mount namespaces; "
+                                  f"rlimits (a test run can write only its repo and a temp dir)")

@@ -29,6 +29,10 @@ class LimitsExceeded(StopRun):
     """A budget (steps, wall clock, format errors, loops) ran out."""
 
 
+class Invalid(StopRun):
+    """The run's judge was touched: a test file or test config changed during a test run (fix mode)."""
+
+
 class RepeatedFormatError(LimitsExceeded):
     """Too many replies in a row held no valid action."""
 

@@ -1,4 +1,4 @@
-"""`ph eval --configs`: the axes a run compares (harness, protocol, schedule, without) and the configurations a
+"""`ph eval --configs`: the axes a run compares (harness, protocol, schedule, without, sandbox) and the configurations a
 spec such as `protocol=text,oneshot harness=on,off` stands for."""
 
 import re
@@ -9,7 +9,7 @@ from pyharness.harness.pipeline import LAYERS
 from pyharness.search import PRESETS
 
 AXES = {"harness": ("on", "off"), "protocol": ("text", "json", "tools", "oneshot"), "schedule": tuple(PRESETS),
-        "without": ("none", *LAYERS)}
+        "without": ("none", *LAYERS), "sandbox": ("on", "off")}
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,9 @@ class EvalConfig:
     """A search.PRESETS name: the search schedule per mode."""
     without: str = "none"
     """A harness layer switched off (an ablation of harness=on), or 'none'."""
+    sandbox: str = ""
+    """on: the run's tests and the model's code run in the sandbox; off: with the user's rights; '' (no sandbox
+    axis): as the command says (`--sandbox`, the default, or `--no-sandbox`)."""
 
 
 def parse_configs(specs: list[str] | None) -> list[EvalConfig]:
@@ -45,7 +48,9 @@ def parse_configs(specs: list[str] | None) -> list[EvalConfig]:
     for key, values in (chosen or {"harness": ["on"]}).items():
         configs = [EvalConfig(f"{c.name} {key}={v}".strip(), **{**_fields(c), key: v}) for c in configs for v in values]
     # The model alone has no harness to switch: protocol=oneshot is one configuration whatever the harness axis says.
-    configs = [EvalConfig("protocol=oneshot", "off", "oneshot") if c.protocol == "oneshot" else c for c in configs]
+    # (The sandbox axis still applies: the one reply's program is run and checked.)
+    configs = [EvalConfig("protocol=oneshot" + (f" sandbox={c.sandbox}" if "sandbox" in chosen else ""), "off",
+                          "oneshot", sandbox=c.sandbox) if c.protocol == "oneshot" else c for c in configs]
     # Nor has harness=off a layer to leave out.
     configs = [replace(c, name=re.sub(r" without=\S+", "", c.name), without="none") if c.harness == "off" else c
                for c in configs]
@@ -54,4 +59,4 @@ def parse_configs(specs: list[str] | None) -> list[EvalConfig]:
 
 def _fields(config: EvalConfig) -> dict:
     return {"harness": config.harness, "protocol": config.protocol, "schedule": config.schedule,
-            "without": config.without}
+            "without": config.without, "sandbox": config.sandbox}

@@ -6,12 +6,14 @@ import shutil
 import tempfile
 import threading
 import time
+from contextlib import nullcontext
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from pyharness import sandbox
 from pyharness.agent import AgentConfig, RunResult
 from pyharness.errors import ModelError
 from pyharness.evalconfig import EvalConfig
@@ -199,8 +201,6 @@ def run_eval(plan: EvalPlan, out: Path, models: Models, *, workers: int = 1, ret
 
 def run_one(plan: EvalPlan, run: RunSpec, models: Models, out: Path) -> dict:
     """Set up a fresh repo for one run, run the job, score it independently, copy its transcript."""
-    from pyharness.session import run_job
-
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="ph-eval-") as tmp:
         repo = Path(tmp) / "repo"
@@ -218,19 +218,9 @@ def run_one(plan: EvalPlan, run: RunSpec, models: Models, out: Path) -> dict:
             make_repo(repo, task.job, root=task.root, source=task.source)
             mode, message, write_path = task.job["mode"], task.job["task"], None
         try:
-            if run.config.protocol == "oneshot" and isinstance(task, StdoutTask):
-                result = run_oneshot(repo, task, models.for_run(run.model, task.id))
-            elif run.config.protocol == "oneshot":
-                result = run_oneshot_job(repo, mode, message, models.for_run(run.model, task.id), tests)
-            else:
-                preset = PRESETS[run.config.schedule].get(mode)
-                agent = replace(plan.agent, search_schedule=preset) if preset else plan.agent
-                agent = replace(agent, protocol=run.config.protocol)  # text or json
-                harness = HarnessConfig.parse_spec(run.config.harness)
-                harness.layers.discard(run.config.without)
-                result = run_job(repo, mode, message, models.for_run(run.model, task.id), tests=tests,
-                                 harness=harness, config=agent,
-                                 default_write_path=write_path, test_timeout=plan.test_timeout)
+            chosen = sandbox.override(run.config.sandbox == "on") if run.config.sandbox else nullcontext()
+            with chosen:
+                result = _run_config(plan, run, models, repo, task, mode, message, write_path, tests)
         except ModelError as err:
             result = _errored(repo, str(err))
         except Exception as err:  # a fault in ph itself: recorded as this run's error, and the eval goes on
@@ -247,6 +237,24 @@ def run_one(plan: EvalPlan, run: RunSpec, models: Models, out: Path) -> dict:
             "reason": result.reason, "note": note, "interventions": dict(sorted(result.interventions.items())),
             "transcript": transcript, "finished": datetime.now(UTC).isoformat(timespec="seconds"),
             **({"project": task.project, "large": task.large} if isinstance(task, MutantJob) else {})}
+
+
+def _run_config(plan: EvalPlan, run: RunSpec, models: Models, repo: Path, task, mode: str, message: str,
+                write_path: str | None, tests: list[str] | None):
+    """One run of `task` in `repo` in the run's configuration (oneshot, or the loop with its harness and schedule)."""
+    from pyharness.session import run_job
+
+    if run.config.protocol == "oneshot" and isinstance(task, StdoutTask):
+        return run_oneshot(repo, task, models.for_run(run.model, task.id))
+    if run.config.protocol == "oneshot":
+        return run_oneshot_job(repo, mode, message, models.for_run(run.model, task.id), tests)
+    preset = PRESETS[run.config.schedule].get(mode)
+    agent = replace(plan.agent, search_schedule=preset) if preset else plan.agent
+    agent = replace(agent, protocol=run.config.protocol)  # text or json
+    harness = HarnessConfig.parse_spec(run.config.harness)
+    harness.layers.discard(run.config.without)
+    return run_job(repo, mode, message, models.for_run(run.model, task.id), tests=tests, harness=harness,
+                   config=agent, default_write_path=write_path, test_timeout=plan.test_timeout)
 
 
 def make_stdout_repo(repo: Path, task: StdoutTask) -> Path:

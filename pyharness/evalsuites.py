@@ -2,7 +2,6 @@
 
 import fnmatch
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -10,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pyharness.errors import UserError
-from pyharness.procs import clean_env
+from pyharness.procs import clean_env, run_once
 
 JOB_MODES = ("ask", "fix", "add", "run")
 
@@ -209,14 +208,12 @@ def run_case(source: str, case: Case, time_limit: float, cwd: Path | None = None
         program.write_text(source + case.driver, encoding="utf-8")
         workdir = cwd or Path(tmp)
         env = clean_env({"PYTHONIOENCODING": "utf-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": str(workdir)})
-        proc = subprocess.Popen([sys.executable, str(program)], cwd=workdir, env=env, stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
         try:
-            out, err = proc.communicate(case.stdin.encode("utf-8"), timeout=time_limit)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, 9)
-            out, _ = proc.communicate()
-            return CaseRun(out.decode("utf-8", errors="replace"), f"timed out after {time_limit:g} s")
+            proc = run_once([sys.executable, str(program)], cwd=workdir, env=env, stdin=case.stdin.encode("utf-8"),
+                            timeout=time_limit, read=[Path(tmp)])
+        except subprocess.TimeoutExpired as e:
+            return CaseRun((e.stdout or b"").decode("utf-8", errors="replace"), f"timed out after {time_limit:g} s")
+        out, err = proc.stdout, proc.stderr
     text = out.decode("utf-8", errors="replace")
     if proc.returncode != 0:
         last = err.decode("utf-8", errors="replace").strip().splitlines()[-1:] or [""]

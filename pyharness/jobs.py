@@ -14,7 +14,7 @@ from pyharness.citations import check_answer
 from pyharness.errors import ActionError
 from pyharness.filerank import focus, tests_query
 from pyharness.prompts import repo_map
-from pyharness.testrun import TestRun, run_in_tree, run_pytest
+from pyharness.testrun import TestRun, check_judge, judge_files, run_in_tree, run_pytest
 from pyharness.treecopy import copy_tree
 from pyharness.workspace import SKIP_DIRS, Workspace
 
@@ -74,9 +74,13 @@ class Job:
             ran = RunTrace()
             if self.failing_before:
                 ws.emit("phase", name="tracing the failing tests")
-                ran = trace_test(ws.root, self.failing_before[0], timeout=ctx.test_timeout, python=ctx.python)
+                judge = judge_files(ws)
+                ran = trace_test(ws.root, self.failing_before[0], timeout=ctx.test_timeout, python=ctx.python,
+                                 readonly=judge)
                 files = list(dict.fromkeys(node.split("::")[0] for node in self.failing_before))
-                ran.scores = spectrum(ws.root, files, self.failing_before, python=ctx.python) if ctx.spectrum else {}
+                ran.scores = (spectrum(ws.root, files, self.failing_before, python=ctx.python, readonly=judge)
+                              if ctx.spectrum else {})
+                check_judge(ws)
             self.trace = ran
             traceback = self.first_run.first_traceback
             related = related_source(ws, traceback, ran=ran)

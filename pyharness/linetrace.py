@@ -107,16 +107,19 @@ class RunTrace:
     """file -> line -> how suspicious the line is (`spectrum.spectrum`; empty when not worked out)."""
 
 
-def trace_test(root: Path, node_id: str, timeout: float = 60.0, python: str | None = None) -> RunTrace:
-    """Trace `node_id` in a subprocess on a scrubbed environment (empty if tracing failed or timed out)."""
-    data = run_script(root, TRACER, [node_id], timeout, python)
+def trace_test(root: Path, node_id: str, timeout: float = 60.0, python: str | None = None,
+               readonly: list[str] | None = None) -> RunTrace:
+    """Trace `node_id` in a subprocess on a scrubbed environment (empty if tracing failed or timed out); the
+    repo-relative files `readonly` are mounted read-only."""
+    data = run_script(root, TRACER, [node_id], timeout, python, readonly)
     return RunTrace(
         lines={k: set(v) for k, v in data.get("lines", {}).items()},
         notes={k: {int(n): text for n, text in v.items()} for k, v in data.get("notes", {}).items()},
     )
 
 
-def run_script(root: Path, script: str, args: list[str], timeout: float, python: str | None = None) -> dict:
+def run_script(root: Path, script: str, args: list[str], timeout: float, python: str | None = None,
+               readonly: list[str] | None = None) -> dict:
     """Run a tracer `script` (`python -c script ROOT OUT *args`) in `root` on a scrubbed environment and return
     the JSON it wrote to OUT; {} when it failed, wrote nothing or timed out."""
     fd, out = tempfile.mkstemp(suffix=".json")
@@ -124,7 +127,7 @@ def run_script(root: Path, script: str, args: list[str], timeout: float, python:
     env = clean_env({**QUIET_ENV, "PYTHONPATH": str(root)})
     try:
         done = run_tree([python or sys.executable, "-c", script, str(root), out, *args], cwd=root, env=env,
-                        timeout=timeout)
+                        timeout=timeout, write=[Path(out)], readonly=[root / rel for rel in readonly or []])
         return {} if done.timed_out else json.loads(Path(out).read_text() or "{}")
     except (OSError, json.JSONDecodeError):
         return {}

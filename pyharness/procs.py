@@ -1,7 +1,8 @@
-"""Running repository code: a scrubbed environment, a new session, and the whole process tree ended afterwards.
+"""Running repository code: the sandbox, a scrubbed environment, a new session, and the whole process tree ended.
 
-Every child that runs a repo's code (pytest, the fix-mode trace, scratch checks, program runs) gets its
-environment from `clean_env`, which drops variables whose name or value looks like a credential. `run_tree`
+Every child that runs a repo's or the model's code (pytest, the fix-mode trace, collection, scratch checks, task
+checks, program runs) goes through `run_tree` or `run_once`, which run it in the sandbox (`pyharness.sandbox`), and
+gets its environment from `clean_env`, which drops variables whose name or value looks like a credential. `run_tree`
 starts the child in a new session with a per-run marker variable and, however the run ends (exit, timeout,
 KeyboardInterrupt, ph exiting), sends TERM and then KILL to everything the run started: the child's
 descendants, every process still in its session, and every process whose environment carries the marker
@@ -15,10 +16,11 @@ import selectors
 import subprocess
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from pyharness import sandbox
 from pyharness.redact import SECRET_NAME, redact
 
 MARKER = "PH_RUN_ID"
@@ -58,13 +60,32 @@ class Finished:
 
 
 def run_tree(cmd: list[str], *, cwd: Path, env: Mapping[str, str], timeout: float,
-             sink: Callable[[bytes], None] | None = None) -> Finished:
-    """Run `cmd` in a new session; stdout+stderr go to `sink` (or nowhere); the whole tree is ended afterwards."""
+             sink: Callable[[bytes], None] | None = None, write: Iterable[Path] = (),
+             readonly: Iterable[Path] = (), pass_fds: tuple[int, ...] = (), tmp: Path | None = None) -> Finished:
+    """Run `cmd` in the sandbox (`sandbox.confined`: it may write `cwd`, `write` and its temp dir `tmp`; `readonly`
+    files are mounted read-only) in a new session; stdout+stderr go to `sink` (or nowhere); the whole tree is ended
+    afterwards."""
+    with sandbox.confined(cmd, cwd=cwd, env=env, write=write, readonly=readonly, tmp=tmp) as (cmd, env):
+        return _run_tree(cmd, cwd=cwd, env=env, timeout=timeout, sink=sink, pass_fds=pass_fds)
+
+
+def run_once(cmd: list[str], *, cwd: Path, env: Mapping[str, str], stdin: bytes | str, timeout: float,
+             read: Iterable[Path] = ()) -> subprocess.CompletedProcess:
+    """`subprocess.run` of model code in the sandbox (writing only `cwd` and its temp dir, reading `read` too),
+    `stdin` in and the output captured (str when `stdin` is a str); raises TimeoutExpired, after which the whole
+    sandbox is gone."""
+    with sandbox.confined(cmd, cwd=cwd, env=env, read=read) as (cmd, env):
+        return subprocess.run(cmd, input=stdin, capture_output=True, text=isinstance(stdin, str), timeout=timeout,
+                              cwd=cwd, env=env, start_new_session=True)
+
+
+def _run_tree(cmd: list[str], *, cwd: Path, env: Mapping[str, str], timeout: float,
+              sink: Callable[[bytes], None] | None, pass_fds: tuple[int, ...]) -> Finished:
     marker = uuid.uuid4().hex
     started, clock = time.time(), time.monotonic()
     proc = subprocess.Popen(cmd, cwd=cwd, env={**env, MARKER: marker}, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE if sink else subprocess.DEVNULL, stderr=subprocess.STDOUT,
-                            start_new_session=True)
+                            start_new_session=True, pass_fds=pass_fds)
     _remember(proc.pid, marker, started)
     timed_out, finished = False, False
     try:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pyharness.procs import clean_env, run_tree
+from pyharness.pytestconfig import pinned_args
 from pyharness.workspace import SKIP_DIRS, Workspace
 
 COLLECT_TIMEOUT = 60.0
@@ -25,15 +26,17 @@ ERRORED = re.compile(r"^ERROR (?:collecting )?(\S+?\.py)\b", re.MULTILINE)
 
 
 def collected_files(root: Path, *, python: str | None = None, timeout: float = COLLECT_TIMEOUT,
-                    tests: list[str] | None = None) -> set[str]:
+                    tests: list[str] | None = None, readonly: list[str] | None = None) -> set[str]:
     """Repo-relative files pytest would collect tests from (empty when it cannot say); with `tests` (the ones
     `ph fix TESTS...` names, which are then the whole suite the run is judged by), only those are collected: on a
-    large tree (sympy) collecting everything takes longer than the timeout and would name nothing."""
+    large tree (sympy) collecting everything takes longer than the timeout and would name nothing. Collecting runs
+    repo code: in the sandbox, with the files `readonly` mounted read-only, pytest's configuration pinned."""
     cmd = [python or sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
-           f"--rootdir={root}", *(["--", *tests] if tests else [])]
+           *pinned_args(root, list(tests or [])), *(["--", *tests] if tests else [])]
     out = bytearray()
     done = run_tree(cmd, cwd=root, env=clean_env({"PYTHONDONTWRITEBYTECODE": "1", "NO_COLOR": "1"}),
-                    timeout=timeout, sink=lambda data: out.extend(data[:max(0, COLLECT_CAP - len(out))]))
+                    timeout=timeout, sink=lambda data: out.extend(data[:max(0, COLLECT_CAP - len(out))]),
+                    readonly=[Path(root) / rel for rel in readonly or []])
     if done.timed_out:
         return set()
     text = bytes(out).decode("utf-8", errors="replace")
@@ -57,10 +60,19 @@ class TestGuard:
         """Ask pytest for its test files (of `tests` when the job names them), protect them in the workspace, and
         hash every protected file."""
         before = {rel: _hash(ws.root / rel) for rel in _walk(ws.root)}  # collecting runs repo code: hash first
-        ws.test_files = collected_files(ws.root, python=python, tests=tests)
+        looks = [rel for rel, h in before.items() if h and not h.startswith("link:") and ws.is_test_path(rel)]
+        ws.test_files = collected_files(ws.root, python=python, tests=tests, readonly=looks)
         guard = cls(root=ws.root)
         guard.hashes = {rel: before.get(rel, "") for rel in protected_files(ws)}
         return guard
+
+    def files(self) -> list[str]:
+        """The protected files that existed at the start (repo-relative): test runs mount them read-only."""
+        return sorted(rel for rel, h in self.hashes.items() if h and not h.startswith("link:"))
+
+    def changed_in(self, root: Path) -> list[str]:
+        """The protected files whose bytes in `root` (the tree or a scratch copy of it) differ from the start."""
+        return [rel for rel, h in sorted(self.hashes.items()) if _hash(Path(root) / rel) != h]
 
     def verify(self, ws: Workspace) -> str | None:
         """None when every protected file is as it was; else one line naming what changed, appeared or went."""

@@ -9,6 +9,7 @@ settings apply as before; nothing above the repo is read.
 """
 
 import configparser
+import os
 import tomllib
 from pathlib import Path
 
@@ -54,7 +55,30 @@ def pinned_args(root: Path, targets: list[str]) -> list[str]:
     config = repo_config(root, targets)
     rootdir = config.parent if config is not None else root.resolve()
     return [f"--rootdir={rootdir}", "-c", str(config) if config is not None else _EMPTY,
-            f"--confcutdir={root.resolve()}"]
+            f"--confcutdir={root.resolve()}", *(f"--ignore={link}" for link in outward_links(root))]
+
+
+SKIP_WALK = {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".nox", ".ph"}
+
+
+def outward_links(root: Path) -> list[str]:
+    """Symlinks in the repo that lead outside it (or nowhere): pytest is told to ignore them, so collection never
+    walks out of the repo (in the sandbox it could not read there anyway, and would stop with an error)."""
+    root = root.resolve()
+    found, todo = [], [root]
+    while todo:
+        try:
+            entries = list(os.scandir(todo.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_symlink():
+                target = Path(os.path.realpath(entry.path))
+                if target != root and root not in target.parents or not target.exists():
+                    found.append(entry.path)
+            elif entry.is_dir(follow_symlinks=False) and entry.name not in SKIP_WALK:
+                todo.append(Path(entry.path))
+    return sorted(found)
 
 
 _EMPTY = "/dev/null"

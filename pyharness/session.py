@@ -52,7 +52,7 @@ def run_job(repo: Path, mode: str, task: str, model: Model, *, tests: list[str] 
         if mode == "fix":
             from pyharness.protect import TestGuard
 
-            guard = TestGuard.start(ws, tests=list(tests or []))
+            guard = ws.guard = TestGuard.start(ws, tests=list(tests or []))
         ctx = Context(workspace=ws, test_timeout=test_timeout, keep_definitions=mode != "stdout", task=task)
         job = Job(mode=mode, task=task, tests=list(tests or []))
         harness = harness or HarnessConfig()
@@ -61,8 +61,11 @@ def run_job(repo: Path, mode: str, task: str, model: Model, *, tests: list[str] 
                       escalate=escalate)
         result = agent.run()
         if guard is not None:
-            result.invalid = guard.verify(ws)
-            if result.invalid:  # the run's own end line said how it ended; this one says it does not count
+            found_during = result.reason.removeprefix("run invalid: ") if result.outcome == "invalid" else None
+            result.invalid = guard.verify(ws) or found_during
+            if found_during:
+                agent.transcript.write("invalid", reason=found_during)
+            elif result.invalid:  # the run's end line said how it ended; this one says it does not count
                 result.outcome, result.reason = "invalid", f"run invalid: {result.invalid}"
                 agent.transcript.write("invalid", reason=result.invalid)
                 agent.emit("end", result=result)

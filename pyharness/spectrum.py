@@ -82,11 +82,12 @@ def ochiai(failed_here: int, passed_here: int, failed: int) -> float:
 
 
 def spectrum(root: Path, targets: list[str], failing: list[str] = (), seconds: float = SECONDS,
-             python: str | None = None) -> dict[str, dict[int, float]]:
+             python: str | None = None, readonly: list[str] | None = None) -> dict[str, dict[int, float]]:
     """file -> line -> Ochiai score, for the lines of non-test files that a failing test of `targets` ran ({} when
     no test failed in the traced run, or it could not run). The `failing` test ids run first, so a run cut short
     by its deadline has them and as many passing tests as fitted."""
-    data = run_script(root, TRACER, [str(seconds), json.dumps(list(failing)), *targets], seconds + 30, python)
+    data = run_script(root, TRACER, [str(seconds), json.dumps(list(failing)), *targets], seconds + 30, python,
+                      readonly)
     failed = data.get("failed", 0)
     return {rel: {int(n): ochiai(ef, ep, failed) for n, (ef, ep) in lines.items() if ef}
             for rel, lines in data.get("lines", {}).items() if any(ef for ef, _ in lines.values())}

@@ -12,8 +12,9 @@ import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 
-from pyharness.procs import clean_env
+from pyharness.procs import clean_env, run_once
 
 ARROW = re.compile(r"\s*(?:==>|==|=>|->|→|➞|=(?!=)|should return|should be|returns|return|gives|is)\s*",
                    re.IGNORECASE)
@@ -174,9 +175,8 @@ def run_checks(source: str, checks: list[CallCheck], timeout: float = 10.0) -> C
         return CheckResult(0, 0)
     with tempfile.TemporaryDirectory(prefix="ph-checks-") as tmp:
         try:
-            proc = subprocess.run([sys.executable, "-c", RUNNER], input=json.dumps([source, [
-                [c.call, c.expected] for c in checks]]), capture_output=True, text=True, timeout=timeout, cwd=tmp,
-                start_new_session=True, env=clean_env())
+            proc = run_once([sys.executable, "-c", RUNNER], stdin=json.dumps([source, [
+                [c.call, c.expected] for c in checks]]), timeout=timeout, cwd=Path(tmp), env=clean_env())
             rows = json.loads(proc.stdout.strip().splitlines()[-1]) if proc.stdout.strip() else []
         except subprocess.TimeoutExpired:
             return CheckResult(0, len(checks), f"the task's examples did not finish within {timeout:g} s")

@@ -1,18 +1,24 @@
-"""Run pytest in its own session on a scrubbed environment and reduce its log to counts plus one traceback.
+"""Run pytest in the sandbox on a scrubbed environment and reduce its result to counts plus one traceback.
 
-Running the tests runs the repository's code: `ph` only does it in the repo it was pointed at, with
-credential-like environment variables removed (`procs.clean_env`), under a time limit, and it ends the
-whole process tree afterwards. The output goes to a capped log file on disk; the model sees a short part.
+Running the tests runs the repository's code: `ph` only does it in the repo it was pointed at, confined by the
+sandbox (`pyharness.sandbox`), with credential-like environment variables removed (`procs.clean_env`), under a
+time limit, and it ends the whole process tree afterwards. The counts and failing tests come from ph's own pytest
+plugin through a file descriptor the tests cannot open by path (`ph_pytest_report`); the output goes to a capped
+log file on disk, and the model sees a short part of it (the first traceback).
 """
 
+import json
 import os
 import re
+import shutil
 import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pyharness import sandbox
+from pyharness.errors import Invalid
 from pyharness.harness.noise import PYTEST_QUIET_ARGS, QUIET_ENV, normalise, truncate
 from pyharness.procs import CappedLog, clean_env, run_tree
 from pyharness.pytestconfig import pinned_args, unsafe_target
@@ -25,6 +31,8 @@ COUNT = re.compile(r"(?<!\d)(\d+) (passed|failed|errors?|skipped|xfailed|xpassed
 SUMMARY = re.compile(r"^=*[ ]?((?:\d+ [a-z]+(?:, )?)+|no tests ran) in <T>s.*$", re.MULTILINE)
 NODE_LINE = re.compile(r"^(FAILED|ERROR) (\S+?)(?: - .*)?$", re.MULTILINE)
 SECTION = re.compile(r"^_{3,} (.+?) _{3,}$", re.MULTILINE)
+PRIVATE_TAIL = r"(?:/tmp[a-z0-9_]{8}|/pytest-of-[^/\s'\"]+/pytest-(?:\d+|current)(?:/[^/\s'\"]+)?)?"
+"""What follows the sandbox's temp dir in a path that is noise as a whole (a mkdtemp folder, pytest's tmp_path)."""
 KEPT_LOGS = 20
 """How many test logs stay on disk (the newest)."""
 
@@ -55,11 +63,14 @@ class TestRun:
     """The capped log of the whole output on disk."""
     omitted_lines: int = 0
     """Lines of output left out of the log (and of `output`) by the cap."""
+    reported: bool = True
+    """pytest's end reached ph through its verdict channel (`ph_pytest_report`); False when the process ended
+    without it (a test called `os._exit`, or killed pytest): such a run is never green, whatever it printed."""
 
     @property
     def green(self) -> bool:
         """True when tests ran and none failed (pytest exit 5, no tests, is not green)."""
-        return self.exit_code == 0 and not self.timed_out
+        return self.exit_code == 0 and not self.timed_out and self.reported
 
     @property
     def outcome(self) -> str:
@@ -68,6 +79,8 @@ class TestRun:
             return "timed out"
         if self.exit_code < 0:
             return "killed"
+        if not self.reported:
+            return "unreported"
         return OUTCOMES.get(self.exit_code, "error")
 
     def summary(self) -> str:
@@ -91,6 +104,9 @@ class TestRun:
                 return f"the tests pass but pytest's maximum number of warnings was exceeded (exit 6){more}"
             case "killed":
                 return f"pytest was killed by signal {-self.exit_code}{more}"
+            case "unreported":
+                return (f"pytest ended (exit {self.exit_code}) without reporting its result to ph: something the "
+                        f"tests ran ended the process early (os._exit?){more}")
         return f"pytest exited with code {self.exit_code}{more}"
 
     def error_line(self) -> str:
@@ -119,27 +135,78 @@ class TestRun:
 
 
 def run_pytest(root: Path, targets: list[str] | None = None, *, timeout: float = 60.0,
-               python: str | None = None) -> TestRun:
-    """Run pytest on `targets` (default: the whole suite) inside `root`, its configuration pinned to the repo
-    (`pytestconfig.pinned_args`); the process tree is ended afterwards. A target that is a pytest option is a
-    ValueError: targets are data, never options."""
+               python: str | None = None, readonly: list[str] | None = None) -> TestRun:
+    """Run pytest on `targets` (default: the whole suite) inside `root` in the sandbox, its configuration pinned
+    to the repo (`pytestconfig.pinned_args`), the repo-relative files `readonly` mounted read-only; the process
+    tree is ended afterwards. Counts and failing tests come from ph's verdict channel (`ph_pytest_report`), not
+    from what the process printed. A target that is a pytest option is a ValueError: targets are data."""
     targets = list(targets or [])
     why = next((unsafe_target(t) for t in targets if unsafe_target(t)), "")
     if why:
         raise ValueError(why)
     cmd = [python or sys.executable, "-m", "pytest", *PYTEST_QUIET_ARGS, "--tb=short", "-rfE",
-           *pinned_args(root, targets), *targets]
-    pythonpath = str(root) + (os.pathsep + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH") else "")
-    env = clean_env({**QUIET_ENV, "PYTHONPATH": pythonpath})
+           "-p", "ph_pytest_report", *pinned_args(root, targets), *targets]
+    paths = [str(root), str(sandbox.PLUGIN_DIR), *filter(None, [os.environ.get("PYTHONPATH")])]
     log = CappedLog(_log_path())
+    report = log.path.with_suffix(".report")
+    fd = os.open(report, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    env = clean_env({**QUIET_ENV, "PYTHONPATH": os.pathsep.join(paths), "PH_REPORT_FD": str(fd)})
+    private = Path(tempfile.mkdtemp(prefix="ph-sandbox-"))
     try:
-        done = run_tree(cmd, cwd=root, env=env, timeout=timeout, sink=log.write)
+        done = run_tree(cmd, cwd=root, env=env, timeout=timeout, sink=log.write, pass_fds=(fd,),
+                        readonly=[root / rel for rel in readonly or []], tmp=private)
     finally:
+        os.close(fd)
         raw = log.close()
-    text = normalise(raw.decode("utf-8", errors="replace"), root=str(root) + "/")
+        shutil.rmtree(private, ignore_errors=True)
+    text = raw.decode("utf-8", errors="replace")
+    text = re.sub(re.escape(str(private)) + PRIVATE_TAIL, "<tmp>", text)  # the sandbox's temp dir: noise too
+    text = normalise(text, root=str(root) + "/")
     run = parse_pytest_output(text, done.returncode, done.timed_out)
     run.timeout, run.log_path, run.omitted_lines = timeout, log.path, log.omitted_lines
+    _apply_report(run, report)
     return run
+
+
+def _apply_report(run: TestRun, report: Path) -> None:
+    """Overwrite the counts, failing tests and exit code with what ph's plugin reported (see TestRun.reported)."""
+    counts: dict[str, int] = {}
+    failing: list[str] = []
+    end = None
+    try:
+        lines = report.read_text(encoding="utf-8", errors="replace").splitlines()
+    finally:
+        report.unlink(missing_ok=True)
+    for line in lines:
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(rec, dict):
+            continue
+        if "end" in rec:
+            end = rec["end"]
+            continue
+        kind = _KIND.get((rec.get("when"), rec.get("outcome")))
+        if kind:
+            counts[kind] = counts.get(kind, 0) + 1
+            if kind in ("failed", "errors") and str(rec.get("nodeid")) not in failing:
+                failing.append(str(rec.get("nodeid")))
+    counts["deselected"] = run.counts.get("deselected", 0)  # -k/-m choices: pytest reports no test for them
+    run.counts = {k: counts[k] for k in _ORDER if counts.get(k)}
+    run.failing = failing
+    if not isinstance(end, int):  # what was reported before the process ended stands; the rest is not believed
+        run.reported = run.exit_code != 0  # a failed start (a conftest that fails to import) reports nothing
+    elif run.exit_code == 0:  # green needs both: a clean exit and the plugin's end (a non-zero exit stands: 6)
+        run.exit_code = end
+
+
+_KIND = {("call", "passed"): "passed", ("call", "failed"): "failed", ("call", "skipped"): "skipped",
+         ("setup", "skipped"): "skipped", ("call", "xfailed"): "xfailed", ("setup", "xfailed"): "xfailed",
+         ("call", "xpassed"): "xpassed", ("setup", "failed"): "errors", ("teardown", "failed"): "errors",
+         ("collect", "error"): "errors"}
+"""(phase, outcome) of a plugin record -> the count it adds to, as pytest's summary counts them."""
+_ORDER = ("failed", "passed", "skipped", "deselected", "xfailed", "xpassed", "errors")
 
 
 def _prune(folder: Path, quiet_for: float = 600.0) -> None:
@@ -162,9 +229,22 @@ def run_in_tree(ws, targets: list[str] | None, ctx) -> TestRun:
     targets means the job's suite (`Context.suite`: all tests unless the job named some)."""
     targets = targets or ctx.suite
     ws.emit("phase", name="running tests")
-    run = run_pytest(ws.root, targets, timeout=ctx.test_timeout, python=ctx.python)
+    run = run_pytest(ws.root, targets, timeout=ctx.test_timeout, python=ctx.python, readonly=judge_files(ws))
     ws.emit("tests", run=run, targets=list(targets or []))
+    check_judge(ws)
     return run
+
+
+def judge_files(ws) -> list[str] | None:
+    """Fix mode's test files and test config (repo-relative), which every run of repo code mounts read-only."""
+    return ws.guard.files() if ws.guard is not None else None
+
+
+def check_judge(ws) -> None:
+    """After every run of repo code in the tree: Invalid when a test file or test config is not as it was."""
+    touched = ws.guard.changed_in(ws.root) if ws.guard is not None else []
+    if touched:  # checked after every run, not only at the end: the judge may not change under the run
+        raise Invalid(f"test files or test config changed during a test run: {', '.join(touched[:5])}")
 
 
 def _log_path() -> Path:

@@ -45,11 +45,18 @@ def check_in_scratch(ws, job, ctx, target, files: dict[str, str]) -> Verdict:
         for rel, text in files.items():
             (scratch / rel).parent.mkdir(parents=True, exist_ok=True)
             (scratch / rel).write_text(text, encoding="utf-8")
+        guard = ws.guard
+        readonly = guard.files() if guard is not None else None
         if job.mode == "fix" and files and job.failing_before and ctx.fail_first:
-            quick = run_pytest(scratch, job.failing_before, timeout=ctx.test_timeout, python=ctx.python)
+            quick = run_pytest(scratch, job.failing_before, timeout=ctx.test_timeout, python=ctx.python,
+                               readonly=readonly)
             if not quick.counts.get("passed", 0):
                 return _none_fixed(quick, len(job.failing_before))
-        run = run_pytest(scratch, ctx.suite, timeout=ctx.test_timeout, python=ctx.python)
+        run = run_pytest(scratch, ctx.suite, timeout=ctx.test_timeout, python=ctx.python, readonly=readonly)
+        touched = guard.changed_in(scratch) if guard is not None else []
+        if touched:  # a candidate that rewrites the judge (possible only without the sandbox) fails outright
+            return Verdict(False, 0, len(job.failing_before) or 1, 0,
+                           f"the candidate changed test files during the test run: {', '.join(touched[:5])}")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     if job.mode == "add":

@@ -82,6 +82,8 @@ class Workspace:
     """An `UndoLog` that saves each file's pre-run bytes before its first change."""
     test_files: set[str] = field(default_factory=set)
     """Files pytest collects (fix mode fills this from `pyharness.protect`); writes to them are refused."""
+    guard: object | None = None
+    """Fix mode's `protect.TestGuard`: its files are mounted read-only in every test run and hashed after each."""
     bytes_written: int = 0
     """Bytes all writes of this run carried so far."""
     created_dirs: list[str] = field(default_factory=list)

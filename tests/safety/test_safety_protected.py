@@ -6,6 +6,7 @@ import pytest
 
 from actions import CORE
 from actions.base import Context
+from pyharness import sandbox
 from pyharness.agent import AgentConfig
 from pyharness.errors import ActionError
 from pyharness.harness.pipeline import HarnessConfig
@@ -142,15 +143,22 @@ def test_fix_mode_refuses_tests_and_test_config(tree):
 
 
 @pytest.mark.case(16)
-def test_fix_run_is_invalid_when_code_run_by_the_tests_changes_a_test_file(tree):
+@pytest.mark.parametrize("confined", [True, False], ids=["sandbox", "no-sandbox"])
+def test_fix_run_is_invalid_when_code_run_by_the_tests_changes_a_test_file(tree, confined):
     tree.write("calc.py", "import pathlib\n\npathlib.Path(__file__).with_name('conftest.py').write_text('# sneaky\\n')"
                           "\n\n\ndef add(a, b):\n    return a - b\n")
     tree.write("tests/test_calc.py", FAILING_REPO["tests/test_calc.py"])
     tree.write("conftest.py", "import sys\nimport pathlib\nsys.path.insert(0, str(pathlib.Path(__file__).parent))\n")
+    conftest = (tree.repo / "conftest.py").read_bytes()
     edit = ('Action: edit {"path": "calc.py"}\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a + b\n'
             '>>>>>>> REPLACE')
-    result, turns = drive(tree, [edit], mode="fix")
-    assert result.outcome == "invalid"
+    with sandbox.override(confined):
+        result, turns = drive(tree, [edit], mode="fix")
+    if confined:  # the test files are read-only in the sandbox: the write fails, the tests error, nothing changed
+        assert (tree.repo / "conftest.py").read_bytes() == conftest
+        assert result.outcome != "done" and result.invalid is None
+        return
+    assert result.outcome == "invalid"  # without it, the hash check after the first test run sees the change
     assert "conftest.py" in result.invalid and "conftest.py" in result.reason
     records = read_transcript(Path(result.transcript))
     assert any(r["event"] == "invalid" and "conftest.py" in r["reason"] for r in records)

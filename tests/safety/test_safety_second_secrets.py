@@ -1,6 +1,7 @@
 """Second list, cases 64 (a secret a test prints is masked by value) and 76 (common credential files protected; AWS
 secret keys, DSN passwords and private-key blocks redacted in every output)."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -59,8 +60,8 @@ def test_code_that_names_a_password_is_left_as_it_is():
 def test_a_secret_a_test_prints_is_masked_by_value_in_what_the_model_sees(tree, monkeypatch):
     monkeypatch.setenv("SERVICE_AUTH", ODD_SECRET)
     # the value reaches the test some way the scrub of the child's environment does not see (here: a file)
-    (tree.base / "leak.txt").write_text(ODD_SECRET)
-    leak = str(tree.base / "leak.txt")
+    (tree.repo / "leak.txt").write_text(ODD_SECRET)
+    leak = str(tree.repo / "leak.txt")
     tree.write("tests/test_leak.py", f"def test_leak():\n    assert open({leak!r}).read() == ''\n")
     run = run_pytest(tree.repo, ["tests/test_leak.py"], timeout=60)
     tree.seen(run.observation())
@@ -70,13 +71,22 @@ def test_a_secret_a_test_prints_is_masked_by_value_in_what_the_model_sees(tree, 
     assert "[redacted]" in run.observation()
 
 
-@pytest.mark.gap(64, "without the sandbox's PID namespace a test still reads ph's own environment in "
-                     "/proc/PPID/environ (what it prints of it is masked by value, the test above)")
-def test_a_test_can_still_read_the_parents_environment(tree):
-    found = tree.base / "found.txt"
+@pytest.mark.case(64)
+def test_a_test_cannot_read_phs_environment_or_any_other_process(tree, monkeypatch):
+    monkeypatch.setenv("SERVICE_AUTH", ODD_SECRET)  # in ph's own environment, scrubbed from the child's
+    found = tree.repo / "found.txt"
     tree.write("tests/test_peek.py", "import os\n\ndef test_peek():\n"
-               "    env = open(f'/proc/{os.getppid()}/environ', 'rb').read()\n"
-               f"    open({str(found)!r}, 'w').write(str(b'PATH=' in env))\n")
+               "    seen = []\n"
+               "    for pid in [os.getppid(), 1, *(int(p) for p in os.listdir('/proc') if p.isdigit())]:\n"
+               "        try:\n"
+               "            seen.append(open(f'/proc/{pid}/environ', 'rb').read().decode(errors='replace'))\n"
+               "        except OSError as e:\n"
+               "            seen.append(type(e).__name__)\n"
+               "    pids = sorted(int(p) for p in os.listdir('/proc') if p.isdigit())\n"
+               f"    open({str(found)!r}, 'w').write(repr((pids, seen)))\n")
     run = run_pytest(tree.repo, ["tests/test_peek.py"], timeout=60)
     assert run.green, run.observation()
-    assert found.read_text() == "True"  # the gap: ph's own (unscrubbed) environment is readable
+    pids, seen = eval(found.read_text())
+    assert ODD_SECRET not in " ".join(seen)
+    assert len(pids) <= 4, pids  # its own /proc: the sandbox's init, pytest, and nothing of the host
+    assert os.getpid() not in pids and os.getppid() not in pids

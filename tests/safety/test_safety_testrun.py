@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 import tracemalloc
+import uuid
 from pathlib import Path
 
 import psutil
@@ -34,7 +35,8 @@ def _alive(pid: int) -> bool:
 
 
 def _pids(path: Path, n: int, seconds: float = 30.0) -> list[int]:
-    """The n pids a tiny test wrote to `path` (one a line), waiting for them."""
+    """The n pids a tiny test wrote to `path` (one a line), waiting for them. In the sandbox they are pids of its
+    own PID namespace: they prove the processes were started, `_host` finds them from here."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if path.exists():
@@ -45,13 +47,26 @@ def _pids(path: Path, n: int, seconds: float = 30.0) -> list[int]:
     raise AssertionError(f"the tiny test did not write {n} pids to {path}")
 
 
-def _spawner(pidfile: Path, then: str) -> str:
-    """A test that starts a plain and a setsid `sleep 1000` grandchild, writes their pids, then does `then`."""
+def _host(token: str) -> list[int]:
+    """Host pids of the live `sleep` grandchildren a `_spawner` test with `token` started, and of their pytest."""
+    found = set()
+    for p in psutil.process_iter(["cmdline"]):
+        if (p.info["cmdline"] or [])[:1] == ["sleep"] and token in " ".join(p.info["cmdline"]) and _alive(p.pid):
+            found.add(p.pid)
+            try:
+                found.add(p.parent().pid)
+            except (psutil.Error, AttributeError):
+                pass
+    return sorted(pid for pid in found if _alive(pid))
+
+
+def _spawner(pidfile: Path, then: str, token: str) -> str:
+    """A test that starts a plain and a setsid `sleep 1000.TOKEN` grandchild, writes their pids, then does `then`."""
     return (
         "import os, signal, subprocess, time\n\n"
         "def test_spawns():\n"
-        "    plain = subprocess.Popen(['sleep', '1000'])\n"
-        "    escaped = subprocess.Popen(['sleep', '1000'], start_new_session=True)\n"
+        f"    plain = subprocess.Popen(['sleep', '1000.{token}1'])\n"
+        f"    escaped = subprocess.Popen(['sleep', '1000.{token}2'], start_new_session=True)\n"
         f"    with open({str(pidfile)!r}, 'w') as f:\n"
         "        f.write(f'{plain.pid}\\n{escaped.pid}\\n{os.getpid()}\\n')\n"
         f"    {then}\n"
@@ -62,7 +77,7 @@ def _spawner(pidfile: Path, then: str) -> str:
 
 @pytest.mark.case(38)
 def test_endless_test_is_stopped_at_the_configured_timeout(tree):
-    spinning = tree.base / "spinning"
+    spinning = tree.repo / "spinning"  # the sandbox lets a test write only its repo
     tree.write("tests/test_spin.py", "import pathlib\n\ndef test_spin():\n"
                                      f"    pathlib.Path({str(spinning)!r}).touch()\n    while True:\n        pass\n")
     before = tree.repo_hash()
@@ -70,6 +85,7 @@ def test_endless_test_is_stopped_at_the_configured_timeout(tree):
     run = run_pytest(tree.repo, timeout=5)
     took = time.monotonic() - started
     assert spinning.exists(), "the test never started spinning (pytest took over 5 s to start?)"
+    spinning.unlink()
     assert run.timed_out and run.outcome == "timed out" and not run.green
     assert run.summary().startswith("tests timed out after 5 s")
     assert run.observation().startswith("Tests stopped: tests timed out after 5 s")
@@ -96,27 +112,22 @@ def test_the_loop_passes_the_configured_timeout_to_run_tests(tree):
 
 @pytest.mark.case(39)
 def test_background_grandchildren_are_gone_after_a_test_that_exits(tree):
-    pidfile = tree.base / "pids.txt"
-    tree.write("tests/test_bg.py", _spawner(pidfile, "assert True"))
+    pidfile, token = tree.repo / "pids.txt", str(uuid.uuid4().int)[:8]
+    tree.write("tests/test_bg.py", _spawner(pidfile, "assert True", token))
     run = run_pytest(tree.repo, timeout=60)
-    plain, escaped, _ = _pids(pidfile, 3)
-    tree.track_pid(plain)
-    tree.track_pid(escaped)
+    _pids(pidfile, 3)  # they were started
     assert run.green, run.output
-    assert not _alive(plain), "the plain grandchild outlived the test run"
-    assert not _alive(escaped), "the setsid grandchild outlived the test run"
+    assert _host(token) == [], "a grandchild (plain or setsid) outlived the test run"
 
 
 @pytest.mark.case(39)
 def test_background_grandchildren_are_gone_after_a_timeout(tree):
-    pidfile = tree.base / "pids.txt"
-    tree.write("tests/test_bg.py", _spawner(pidfile, "time.sleep(1000)"))
+    pidfile, token = tree.repo / "pids.txt", str(uuid.uuid4().int)[:8]
+    tree.write("tests/test_bg.py", _spawner(pidfile, "time.sleep(1000)", token))
     run = run_pytest(tree.repo, timeout=3)
-    plain, escaped, pytest_pid = _pids(pidfile, 3)
-    for pid in (plain, escaped, pytest_pid):
-        tree.track_pid(pid)
+    _pids(pidfile, 3)
     assert run.outcome == "timed out"
-    assert not any(_alive(pid) for pid in (plain, escaped, pytest_pid))
+    assert _host(token) == [], "pytest or a grandchild outlived the timeout"
 
 
 DRIVER = """
@@ -134,14 +145,16 @@ print("finished", flush=True)
 
 @pytest.mark.case(29)
 def test_ctrl_c_while_tests_run_ends_the_whole_tree_within_a_second(tree):
-    pidfile = tree.base / "pids.txt"
+    pidfile, token = tree.repo / "pids.txt", str(uuid.uuid4().int)[:8]
     # pytest itself ignores TERM here, so only the KILL after the grace period ends it
     ignore_term = "signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(1000)"
-    tree.write("tests/test_hang.py", _spawner(pidfile, ignore_term))
+    tree.write("tests/test_hang.py", _spawner(pidfile, ignore_term, token))
     driver = subprocess.Popen([sys.executable, "-c", DRIVER, str(tree.repo)], cwd=tree.base,
                               env={**os.environ, "PYTHONPATH": str(WT)}, stdout=subprocess.PIPE, text=True)
     tree.track_pid(driver.pid)
-    pids = _pids(pidfile, 3)
+    _pids(pidfile, 3)
+    pids = _host(token)
+    assert len(pids) == 3, pids  # the two sleeps and their pytest, seen from here
     for pid in pids:
         tree.track_pid(pid)
     assert all(_alive(pid) for pid in pids)
@@ -283,13 +296,13 @@ def test_clean_env_drops_secret_names_and_secret_looking_values(secret_env):
 def test_pytest_and_the_fix_trace_get_a_scrubbed_env(tree, secret_env):
     tree.write("envdump.py", ENV_DUMP)
     tree.write("tests/test_env.py", f"from envdump import dump\n\ndef test_env():\n"
-                                    f"    dump({str(tree.base / 'pytest-env.json')!r})\n    assert False\n")
+                                    f"    dump({str(tree.repo / 'pytest-env.json')!r})\n    assert False\n")
     run = run_pytest(tree.repo, timeout=60)
     assert run.failing == ["tests/test_env.py::test_env"]
-    _assert_scrubbed(json.loads((tree.base / "pytest-env.json").read_text()))
-    (tree.base / "pytest-env.json").unlink()
+    _assert_scrubbed(json.loads((tree.repo / "pytest-env.json").read_text()))
+    (tree.repo / "pytest-env.json").unlink()
     trace_test(tree.repo, run.failing[0], timeout=60)
-    _assert_scrubbed(json.loads((tree.base / "pytest-env.json").read_text()))
+    _assert_scrubbed(json.loads((tree.repo / "pytest-env.json").read_text()))
 
 
 @pytest.mark.case(43)
