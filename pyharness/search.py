@@ -18,6 +18,7 @@ from pyharness.agree import choose, probe_calls, seed_calls
 from pyharness.candidates import AddTarget, Attempt, Framing, StdoutTarget, extract_code, parse_schedule, VOTES
 from pyharness.suspects import FixTarget
 from pyharness.errors import ActionError, Done, LimitsExceeded
+from pyharness.harness.imports import undefined_names, with_stdlib_imports
 from pyharness.harness.lint import empty_functions
 from pyharness.harness.parse import first_fence
 from pyharness.models.base import ChatOptions, Reply
@@ -58,6 +59,8 @@ class Candidate:
     verdict: Verdict = field(default_factory=lambda: Verdict(False, failure="nothing was tried yet"))
     number: int = 0
     """Which distinct candidate run this code was (1: the first); 0 when it was not run."""
+    imports: dict[str, list[str]] = field(default_factory=dict)
+    """The standard-library imports the harness added before the check, by file (layer `stdimports`)."""
 
 
 class Search:
@@ -73,7 +76,7 @@ class Search:
         """Each passing candidate's results on the probe calls, by its code (worked out once for confirm and vote)."""
         self.counts = {"sample": 0, "repair": 0, "line": 0}
         self.record = {"candidates": 0, "run": 0, "duplicates": 0, "passed_by": "", "seconds": 0.0, "tokens": 0,
-                       "attempts": []}
+                       "attempts": [], "imports_added": {}}
 
     @staticmethod
     def applies(job, ws) -> bool:
@@ -212,6 +215,8 @@ class Search:
                 break
         candidate = max(tried, key=lambda c: c.verdict.rank)  # the first among equals
         how = {"origin": origin, "framing": framing.kind, "temperature": framing.temperature}
+        if candidate.imports:
+            how["imports_added"] = candidate.imports
         text = "\n".join(f"{c.origin}: " + ("all checks pass" if c.verdict.green else c.verdict.failure)
                          for c in tried)
         self._record_turn(message, reply, how, {"name": "candidate", "args": {"files": sorted(candidate.files)}},
@@ -232,9 +237,14 @@ class Search:
                 self.record["duplicates"] += 1
                 agent._count("search.duplicate", f"same code as {self.seen[key].origin}")
                 candidate.verdict, candidate.files = self.seen[key].verdict, self.seen[key].files
-                candidate.number = self.seen[key].number
+                candidate.number, candidate.code = self.seen[key].number, self.seen[key].code
+                candidate.imports = self.seen[key].imports
             else:
-                candidate.files = target.apply(code, self.ws)
+                candidate.code, candidate.files, candidate.imports = self._apply(target, code)
+                if candidate.imports:
+                    self.record["imports_added"][origin] = candidate.imports
+                    agent._count("search.imports", "; ".join(line for lines in candidate.imports.values()
+                                                             for line in lines))
                 self.ws.emit("phase", name=f"checking candidate {origin}")
                 candidate.verdict = self._verdict(target, code, candidate.files)
                 self.seen[key] = candidate
@@ -247,6 +257,24 @@ class Search:
             "all checks pass" if candidate.verdict.green else candidate.verdict.failure), ok=candidate.verdict.green),
                    interventions=list(agent._notes))
         return candidate
+
+    def _apply(self, target, code: str) -> tuple[str, dict[str, str], dict[str, list[str]]]:
+        """The candidate's code, its files, and the imports added to them: with the layer `stdimports`, those its
+        undefined standard-library names need, before any check (a whole-file candidate, stdout's main.py or add's
+        new file, in its code; fix mode's functions at the top of the file they are merged into, for the names the
+        file as it is does not already lack)."""
+        if not self.agent.harness.on("stdimports"):
+            return code, target.apply(code, self.ws), {}
+        if not isinstance(target, FixTarget):
+            code, added = with_stdlib_imports(code)
+            return code, target.apply(code, self.ws), {getattr(target, "path", "main.py"): added} if added else {}
+        files, imports = target.apply(code, self.ws), {}
+        for rel, text in files.items():
+            lacking = self.ws.cache.derive(self.ws.root / rel, "undefined", undefined_names)  # once per version
+            files[rel], added = with_stdlib_imports(text, skip=lacking or ())
+            if added:
+                imports[rel] = added
+        return code, files, imports
 
     def _record_turn(self, message: str, reply: Reply, search: dict, action: dict, observation: Observation) -> None:
         """One transcript record per model call, in the fields of the loop's turns (so `ph show` reads both)."""
