@@ -46,6 +46,10 @@ class ModelError(Exception):
         """True when asking again may work (a dropped stream, a stall, a server error), not for a wrong setup."""
 
 
+class InfillUnsupported(ModelError):
+    """The backend or model has no native fill-in-the-middle (`Model.infill`); the caller uses a chat framing."""
+
+
 class Interrupted(KeyboardInterrupt):
     """Ctrl-C ended a run; carries the run's result so the command line can say what was changed."""
 

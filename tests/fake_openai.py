@@ -1,5 +1,6 @@
 """A fake OpenAI-compatible server on 127.0.0.1: /v1/models lists the models it was given, /v1/chat/completions is
-answered by a test's function (stream a reply in server-sent events, stall, fail mid-stream, answer 404 or 500)."""
+answered by a test's function (stream a reply in server-sent events, stall, fail mid-stream, answer 404 or 500), and
+so is /v1/completions when a test gives one (`complete`; without it that path answers 404)."""
 
 import json
 import threading
@@ -17,6 +18,14 @@ def usage(prompt: int = 12, completion: int = 5, cached: int = 0) -> dict:
     return {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "fake", "choices": [],
             "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
                       "prompt_tokens_details": {"cached_tokens": cached}}}
+
+
+def text_piece(text: str = "", finish: str | None = None, logprob: float | None = None) -> dict:
+    """One streamed chunk of a text completion (/v1/completions), with the token's log-probability if given."""
+    logprobs = None if logprob is None else {"tokens": [text], "token_logprobs": [logprob],
+                                             "top_logprobs": [{text: logprob}], "text_offset": [0]}
+    return {"id": "t1", "object": "text_completion", "created": 1, "model": "fake",
+            "choices": [{"index": 0, "text": text, "logprobs": logprobs, "finish_reason": finish}]}
 
 
 class Exchange:
@@ -58,14 +67,25 @@ class Exchange:
             self.event(usage(**(counts or {})))
         self.event("[DONE]")
 
+    def complete(self, tokens: list[str], *, logprobs: list[float] | None = None, finish: str = "stop",
+                 counts: dict | None = None) -> None:
+        """Stream a text completion one token an event (with its log-probability when given), the finish reason,
+        the token counts (unless `counts` is {}), [DONE]."""
+        for i, token in enumerate(tokens):
+            self.event(text_piece(token, logprob=None if logprobs is None else logprobs[i]))
+        self.event(text_piece(finish=finish))
+        if counts != {}:
+            self.event({**usage(**(counts or {})), "object": "text_completion"})
+        self.event("[DONE]")
+
 
 class FakeOpenAI:
     """`with FakeOpenAI(chat) as server:` -- `server.url` is the base URL (…/v1); `chat(exchange)` answers each chat
     request; `models=None` makes /v1/models answer 404."""
 
     def __init__(self, chat: Callable[[Exchange], None], models: tuple[str, ...] | None = ("fake",),
-                 owned_by: str = "organization-owner"):
-        self.chat, self.models, self.owned_by = chat, models, owned_by
+                 owned_by: str = "organization-owner", complete: Callable[[Exchange], None] | None = None):
+        self.chat, self.models, self.owned_by, self.complete = chat, models, owned_by, complete
         self.requests: list[dict] = []
         self.headers: list[dict] = []
 
@@ -87,13 +107,15 @@ class FakeOpenAI:
 
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
-                if self.path.rstrip("/") != "/v1/chat/completions":
+                path = self.path.rstrip("/")
+                answer = {"/v1/chat/completions": fake.chat, "/v1/completions": fake.complete}.get(path)
+                if answer is None:
                     Exchange(self, body).status(404, {"error": {"message": "not found"}})
                     return
                 fake.requests.append(body)
                 fake.headers.append({k.lower(): v for k, v in self.headers.items()})
                 try:
-                    fake.chat(Exchange(self, body))
+                    answer(Exchange(self, body))
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up: that is what a timeout test wants
 

@@ -1,8 +1,11 @@
-"""The `Model` protocol every backend implements, and the `Reply` it returns."""
+"""The `Model` protocol every backend implements, and the `Reply` (chat) and `Infill` (fill-in-the-middle) it
+returns."""
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
+
+from pyharness.errors import InfillUnsupported
 
 
 @dataclass
@@ -44,6 +47,35 @@ class ChatOptions:
     `prefill` is True). `Reply.text` and `should_stop` see the prefix plus the continuation."""
 
 
+@dataclass
+class InfillOptions:
+    """What one call to `Model.infill` may ask for."""
+
+    max_tokens: int = 128
+    temperature: float = 0.0
+    seed: int = 0
+    stop: list[str] = field(default_factory=lambda: ["\n"])
+    """The infill ends before the first of these (by default at the end of its first line)."""
+
+
+@dataclass
+class Infill:
+    """The text the model put between a prefix and a suffix, plus what it cost."""
+
+    text: str
+    """Cut before the first stop sequence; the stop itself is not included."""
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    """Prompt tokens the backend reused from its prefix cache (not re-read)."""
+    completion_tokens: int = 0
+    seconds: float = 0.0
+    logprob: float | None = None
+    """Mean log-probability of the generated tokens under the model (the token that ended the infill included), when
+    the backend reports it; None otherwise. Closer to 0 is more likely."""
+    finish_reason: str = "stop"
+    """'stop' (a stop sequence or the end of the middle) or 'length' (cut off at max_tokens: likely incomplete)."""
+
+
 class Model(Protocol):
     """A chat model: messages in ({"role", "content"} dicts), one `Reply` out. Backends subclass it to inherit
     `loaded` and `load`."""
@@ -53,7 +85,16 @@ class Model(Protocol):
     prefill: bool
     """True when `chat` honours `ChatOptions.prefix` (continues a started assistant message)."""
 
+    fim: bool = False
+    """True when `infill` may fill a hole natively (the model's fill-in-the-middle tokens). False: `infill` raises
+    `InfillUnsupported`, and a caller frames the hole as a chat turn instead. A server that turns an infill down
+    raises `InfillUnsupported` too, after which `fim` is False."""
+
     def chat(self, messages: list[dict], options: ChatOptions) -> Reply: ...
+
+    def infill(self, prefix: str, suffix: str, options: InfillOptions) -> Infill:
+        """The text the model puts between `prefix` and `suffix` (the model never sees what was there)."""
+        raise InfillUnsupported(f"{self.name} has no fill-in-the-middle; frame the hole as a chat turn instead")
 
     def count_tokens(self, text: str) -> int: ...
 

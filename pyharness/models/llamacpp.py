@@ -1,12 +1,16 @@
 """`llamacpp:PACK_OR_PATH`: a GGUF model in process through llama-cpp-python, prefix cache kept warm."""
 
 import json
+import math
 import os
 import time
 from pathlib import Path
 
-from pyharness.errors import ModelError
-from pyharness.models.base import ChatOptions, Model, Reply
+from pyharness.errors import InfillUnsupported, ModelError
+from pyharness.models.base import ChatOptions, Infill, InfillOptions, Model, Reply
+
+FIM_MARKERS = ("<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>")
+"""Qwen2.5-Coder's fill-in-the-middle tokens: `<|fim_prefix|>{prefix}<|fim_suffix|>{suffix}<|fim_middle|>`."""
 
 _LOADED: dict[tuple[str, int], object] = {}
 """One loaded model per (path, context): the demo's four jobs and an eval's tasks share it and its cache."""
@@ -25,6 +29,8 @@ class LlamaCppModel(Model):
         self._llm = None
         self._formatter = None
         self._grammars: dict[str, object] = {}
+        self._fim_ids: tuple[int, int, int] | None = None
+        self._fim: bool | None = None
 
     @property
     def loaded(self) -> bool:
@@ -100,6 +106,70 @@ class LlamaCppModel(Model):
                      completion_tokens=self.count_tokens(written) if written else 0, finish_reason=finish,
                      seconds=time.monotonic() - started, stopped_early=early)
 
+    @property
+    def fim(self) -> bool:
+        """True for a coder model whose tokenizer has Qwen's fill-in-the-middle tokens (Qwen2.5-Coder; Qwen2.5's
+        general models have the tokens but were not trained on them). Reads the model if it is not loaded yet."""
+        if self._fim is None:
+            llm = self._load()
+            ids = _fim_ids(llm)
+            self._fim_ids = ids
+            self._fim = ids is not None and _names_a_coder(llm, self.path)
+        return self._fim
+
+    def infill(self, prefix: str, suffix: str, options: InfillOptions) -> Infill:
+        """Fill the hole with the model's FIM tokens, through the raw token loop (no chat template). The prompt
+        starts with `<|fim_prefix|>` and the prefix, so infills that share a prefix re-read only what follows it."""
+        if not self.fim:
+            raise InfillUnsupported(f"{self.name} is not a fill-in-the-middle model (Qwen2.5-Coder's "
+                                    f"{FIM_MARKERS[0]} tokens); frame the hole as a chat turn instead")
+        llm = self._load()
+        started = time.monotonic()
+        start, hole, middle = self._fim_ids
+        tokens = [start, *self._text_tokens(prefix), hole, *self._text_tokens(suffix), middle]
+        budget = self.context_window - len(tokens)
+        if budget < 16:
+            raise ModelError(f"the infill prompt ({len(tokens)} tokens) fills the model's context "
+                             f"({self.context_window}); give it fewer lines around the hole")
+        cached = _common_prefix(list(llm._input_ids[:llm.n_tokens]), tokens)
+        stops = [s.encode("utf-8") for s in options.stop if s]
+        eog = _eog_test(llm)
+        # Not create_completion(logprobs=...): that needs logits_all=True, a scores buffer of n_ctx x n_vocab floats
+        # (8192 x 151,936: 5 GB) and logits for every prompt token. generate() is the loop create_completion runs,
+        # with the same samplers and the same reuse of the longest common token prefix (no reset when it matches);
+        # each sampled token's log-probability is read from the logits it was sampled from.
+        llm.set_seed(options.seed)
+        stream = llm.generate(tokens, temp=options.temperature)
+        made: list[int] = []
+        logprobs: list[float] = []
+        data, finish = b"", "length"
+        try:
+            for token in stream:
+                logprobs.append(_token_logprob(llm, token))
+                if eog(token):
+                    finish = "stop"
+                    break
+                made.append(token)
+                data = llm.detokenize(made, prev_tokens=tokens)
+                cut = min((i for s in stops if (i := data.find(s)) >= 0), default=None)
+                if cut is not None:
+                    data, finish = data[:cut], "stop"
+                    break
+                if len(made) >= min(options.max_tokens, budget):
+                    break
+        finally:
+            stream.close()
+        return Infill(text=data.decode("utf-8", errors="replace"), prompt_tokens=len(tokens),
+                      cached_tokens=min(cached, len(tokens) - 1), completion_tokens=len(logprobs),
+                      seconds=time.monotonic() - started,
+                      logprob=sum(logprobs) / len(logprobs) if logprobs else None, finish_reason=finish)
+
+    def _text_tokens(self, text: str) -> list[int]:
+        """`text` as plain text: a marker written in the code stays text, never becomes a control token."""
+        if not text:
+            return []
+        return self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)
+
     def _grammar(self, schema: dict | None):
         """The llama.cpp grammar that holds generation to `schema` (built once per schema), or None."""
         if schema is None:
@@ -115,6 +185,39 @@ class LlamaCppModel(Model):
         """Exact token count with the model's own tokenizer."""
         llm = self._load()
         return len(llm.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+
+
+def _fim_ids(llm) -> tuple[int, int, int] | None:
+    """The token ids of the three FIM markers, or None unless each is one token of the vocabulary."""
+    ids = []
+    for marker in FIM_MARKERS:
+        found = llm.tokenize(marker.encode("utf-8"), add_bos=False, special=True)
+        if len(found) != 1:
+            return None
+        ids.append(found[0])
+    return ids[0], ids[1], ids[2]
+
+
+def _names_a_coder(llm, path: Path) -> bool:
+    names = [llm.metadata.get("general.name", ""), llm.metadata.get("general.basename", ""), path.name]
+    return any("coder" in str(name).lower() for name in names)
+
+
+def _eog_test(llm):
+    """`token -> bool`: does this token end generation (end of text, or a marker such as `<|file_sep|>`)?"""
+    import llama_cpp
+
+    vocab = llm._model.vocab
+    return lambda token: bool(llama_cpp.llama_vocab_is_eog(vocab, token))
+
+
+def _token_logprob(llm, token: int) -> float:
+    """log p(token) under the logits it was just sampled from (the last evaluated position's, as the sampler read)."""
+    import numpy as np
+
+    logits = np.ctypeslib.as_array(llm._ctx.get_logits_ith(-1), shape=(llm.n_vocab(),))
+    top = float(logits.max())
+    return float(logits[token]) - top - math.log(float(np.exp(logits - top).sum()))
 
 
 def _common_prefix(a: list[int], b: list[int]) -> int:

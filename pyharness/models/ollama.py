@@ -6,8 +6,8 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from pyharness.errors import ModelError
-from pyharness.models.base import ChatOptions, Model, Reply
+from pyharness.errors import InfillUnsupported, ModelError
+from pyharness.models.base import ChatOptions, Infill, InfillOptions, Model, Reply
 from pyharness.models.streaming import StreamLimits, timed
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
@@ -46,6 +46,7 @@ class OllamaModel(Model):
         self.context_window = context_window
         self._num_ctx = 0
         self._client: Any = None
+        self._fim: bool | None = None
 
     def chat(self, messages: list[dict], options: ChatOptions) -> Reply:
         """Stream one reply; pieces go to `options.on_text` as they arrive."""
@@ -100,6 +101,80 @@ class OllamaModel(Model):
             seconds=time.monotonic() - started,
             tool_calls=tool_calls,
         )
+
+    @property
+    def fim(self) -> bool:
+        """False when Ollama says the model cannot insert (its template has no suffix); asked once. True while the
+        server does not answer: the first infill then reports what is wrong."""
+        if self._fim is None:
+            self._fim = self._inserts()
+        return True if self._fim is None else self._fim
+
+    def infill(self, prefix: str, suffix: str, options: InfillOptions) -> Infill:
+        """`/api/generate` with `suffix`: Ollama wraps prefix and suffix in the model's own FIM template."""
+        started = time.monotonic()
+        request = dict(
+            model=self.model,
+            prompt=prefix,
+            # an empty suffix means "no suffix" to Ollama, which then answers through the chat template
+            suffix=suffix or "\n",
+            raw=False,
+            stream=True,
+            logprobs=True,
+            options={
+                "num_ctx": self.num_ctx_for([{"content": prefix}, {"content": suffix}], options.max_tokens),
+                "temperature": options.temperature,
+                "seed": options.seed,
+                "num_predict": options.max_tokens,
+                "stop": options.stop,
+            },
+        )
+        text, logprobs, final, cut = "", [], None, False
+        try:
+            for chunk in self._timed(request, started, call="generate"):
+                text += chunk.response or ""
+                logprobs.extend(float(lp.logprob) for lp in chunk.logprobs or [])
+                at = min((i for stop in options.stop if stop and (i := text.find(stop)) >= 0), default=None)
+                if at is not None:  # Ollama cuts at a stop itself; this is for one that did not
+                    text, cut = text[:at], True
+                    break
+                if chunk.done:
+                    final = chunk
+                    break
+        except ModelError as err:
+            if _refuses_insert(err.__cause__):
+                self._fim = False
+                raise InfillUnsupported(f"Ollama's {self.model} does not support fill-in-the-middle (its template has "
+                                        "no suffix); frame the hole as a chat turn instead") from None
+            raise
+        if final is None and not cut:
+            raise ModelError(
+                f"Ollama at {self.host} ended the infill before finishing: check that `ollama serve` is still running",
+                transient=True,
+            )
+        return Infill(
+            text=text,
+            prompt_tokens=(final.prompt_eval_count or 0) if final else self.count_tokens(prefix + suffix),
+            cached_tokens=0,  # Ollama does not report prefix-cache hits
+            completion_tokens=(final.eval_count or 0) if final else self.count_tokens(text),
+            seconds=time.monotonic() - started,
+            logprob=sum(logprobs) / len(logprobs) if logprobs else None,
+            finish_reason="length" if final is not None and final.done_reason == "length" else "stop",
+        )
+
+    def _inserts(self) -> bool | None:
+        """Whether Ollama lists 'insert' among the model's capabilities (or, before capabilities were listed, its
+        template uses .Suffix); None when the server does not answer."""
+        import httpx
+        import ollama
+
+        try:
+            shown = ollama.Client(host=self.host, timeout=AVAILABLE_TIMEOUT).show(self.model)
+        except (ollama.ResponseError, httpx.HTTPError, OSError, ValueError):
+            return None
+        if shown.capabilities is not None:
+            return "insert" in shown.capabilities
+        return ".Suffix" in (shown.template or "")
 
     def count_tokens(self, text: str) -> int:
         """An estimate (about 3 characters a token); Ollama has no tokenize endpoint."""
@@ -160,11 +235,12 @@ class OllamaModel(Model):
             self._client = ollama.Client(host=self.host, timeout=httpx.Timeout(read, connect=CONNECT_TIMEOUT))
         return self._client
 
-    def _timed(self, request: dict, started: float) -> Iterator[Any]:
-        """The reply's chunks, ended on time by a silent or endless server (see `streaming.timed`)."""
+    def _timed(self, request: dict, started: float, call: str = "chat") -> Iterator[Any]:
+        """The reply's chunks (of `/api/chat`, or `/api/generate` for `call="generate"`), ended on time by a silent or
+        endless server (see `streaming.timed`)."""
         limits = StreamLimits(self.first_token_seconds, self.stall_seconds, self.total_seconds)
         return timed(
-            lambda: self._chunks(self._get_client().chat(**request)),
+            lambda: self._chunks(getattr(self._get_client(), call)(**request)),
             started,
             limits,
             name="ollama-stream",
@@ -234,6 +310,12 @@ def has_models(listed: list[str] | set[str], limit: int = 8) -> str:
         return " (it has no models yet)"
     more = f" and {len(names) - limit} more" if len(names) > limit else ""
     return f" (it has: {', '.join(names[:limit])}{more})"
+
+
+def _refuses_insert(cause: object) -> bool:
+    """True for Ollama's answer to a suffix the model's template cannot take ("... does not support insert")."""
+    said = str(getattr(cause, "error", "") or "").lower()
+    return "support" in said and ("insert" in said or "suffix" in said)
 
 
 def _first_line(value: object) -> str:

@@ -11,8 +11,8 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from pyharness.errors import ModelError
-from pyharness.models.base import ChatOptions, Model, Reply
+from pyharness.errors import InfillUnsupported, ModelError
+from pyharness.models.base import ChatOptions, Infill, InfillOptions, Model, Reply
 from pyharness.models.ollama import EMBEDDED_HINT, has_models
 from pyharness.models.streaming import StreamLimits, timed
 
@@ -60,6 +60,9 @@ class OpenAIModel(Model):
         self.context_window = context_window
         self.limits = StreamLimits(first_token_seconds, stall_seconds, total_seconds)
         self.prefill = prefill
+        self.fim = True
+        """Not known until asked: `/v1/completions` with a `suffix` is tried, and a server that turns it down (vLLM,
+        llama-server, a chat-only API) sets this False."""
         self._client: Any = None
 
     def chat(self, messages: list[dict], options: ChatOptions) -> Reply:
@@ -119,6 +122,86 @@ class OpenAIModel(Model):
             seconds=time.monotonic() - started,
         )
 
+    def infill(self, prefix: str, suffix: str, options: InfillOptions) -> Infill:
+        """`/v1/completions` with `prompt` and `suffix` (Ollama's /v1 takes it); token log-probabilities when the
+        server gives them."""
+        if not self.fim:
+            raise InfillUnsupported(f"the server at {self.base_url} took no suffix on /v1/completions before; frame "
+                                    "the hole as a chat turn instead")
+        started = time.monotonic()
+        request: dict[str, Any] = dict(
+            model=self.model,
+            prompt=prefix,
+            suffix=suffix or "\n",  # an empty suffix reads as "no suffix": a plain continuation
+            stream=True,
+            stream_options={"include_usage": True},
+            temperature=options.temperature,
+            seed=options.seed,
+            max_tokens=options.max_tokens,
+            logprobs=1,
+        )
+        if options.stop:
+            request["stop"] = options.stop[:SERVER_STOPS]
+        text, logprobs, usage = "", [], None
+        finish: str | None = None
+        try:
+            for chunk in self._timed(request, started, api="completions"):
+                usage = getattr(chunk, "usage", None) or usage
+                for choice in chunk.choices or []:
+                    before = len(text)
+                    text += choice.text or ""
+                    given = getattr(choice.logprobs, "token_logprobs", None) or []
+                    logprobs.extend(float(lp) for lp in given if lp is not None)
+                    cut = _first_stop(text, options.stop, before - _longest(options.stop))
+                    if cut is not None:  # a server that ignores stop, or a fifth stop sequence
+                        text, finish = text[:cut], "stop_here"
+                        break
+                    if choice.finish_reason:
+                        finish = choice.finish_reason
+                if finish == "stop_here":
+                    break
+        except ModelError as err:
+            if self._refuses_infill(err.__cause__):
+                self.fim = False
+                said = _server_says(err.__cause__)
+                raise InfillUnsupported(f"the server at {self.base_url} takes no suffix on /v1/completions ({said}); "
+                                        "frame the hole as a chat turn instead") from None
+            raise
+        if finish is None:
+            raise ModelError(f"the server at {self.base_url} ended the infill before finishing: check that it is "
+                             "still running", transient=True)
+        counted = usage is not None and finish != "stop_here"
+        return Infill(
+            text=text,
+            prompt_tokens=usage.prompt_tokens if counted else self.count_tokens(prefix + suffix),
+            cached_tokens=_cached(usage) if counted else 0,
+            completion_tokens=usage.completion_tokens if counted else self.count_tokens(text),
+            seconds=time.monotonic() - started,
+            logprob=sum(logprobs) / len(logprobs) if logprobs else None,
+            finish_reason="length" if finish == "length" else "stop",
+        )
+
+    def _refuses_infill(self, cause: object) -> bool:
+        """True when the server's error says it takes no suffix or no text completions (vLLM: "suffix is not
+        currently supported"; llama-server: "Unsupported param: suffix"; OpenAI: "Unrecognized request argument
+        supplied: suffix"), or it has no /v1/completions although it serves the model."""
+        import openai
+
+        if not isinstance(cause, openai.APIStatusError):
+            return False
+        said = _server_says(cause).lower()
+        if ("suffix" in said or "completion" in said) and any(
+            word in said for word in ("support", "unrecognized", "not permitted", "not allowed", "extra")
+        ):
+            return True
+        if cause.status_code == 404:
+            try:
+                ids, serves_any = self._models()
+            except ModelError:
+                return False
+            return serves_any or _has(ids or [], self.model)
+        return False
+
     def count_tokens(self, text: str) -> int:
         """An estimate (about 3 characters a token); the chat API has no tokenize endpoint."""
         return len(text) // 3 + 1
@@ -176,9 +259,10 @@ class OpenAIModel(Model):
                                          timeout=openai.Timeout(read, connect=CONNECT_TIMEOUT))
         return self._client
 
-    def _timed(self, request: dict, started: float) -> Iterator[Any]:
+    def _timed(self, request: dict, started: float, api: str = "chat") -> Iterator[Any]:
+        """The streamed chunks of `/v1/chat/completions`, or of `/v1/completions` for `api="completions"`."""
         return timed(
-            lambda: self._chunks(request),
+            lambda: self._chunks(request, api),
             started,
             self.limits,
             name="openai-stream",
@@ -188,13 +272,14 @@ class OpenAIModel(Model):
             "reply: the model may be looping; try again, or a smaller model",
         )
 
-    def _chunks(self, request: dict) -> Iterator[Any]:
+    def _chunks(self, request: dict, api: str = "chat") -> Iterator[Any]:
         """The streamed chunks, with every transport or server failure turned into a `ModelError`."""
         import openai
 
         started = False
         try:
-            stream = self._get_client().chat.completions.create(**request)
+            client = self._get_client()
+            stream = (client.completions if api == "completions" else client.chat.completions).create(**request)
             try:
                 for chunk in stream:
                     started = True
