@@ -31,7 +31,7 @@ class Framing:
     temperature: float
 
 
-KINDS = ("plain", "plan", "repair", "line", "spec", "guesses", "vote", "confirm")
+KINDS = ("plain", "plan", "repair", "line", "spec", "guesses", "vote", "confirm", "cloze")
 VOTES = ("vote", "confirm")
 """`line` (fix mode): name the wrong line and its corrected version in words; `guesses` (fix mode): three such
 one-line changes in one reply, each checked as its own candidate; `spec` (fix mode): write the suspect function
@@ -39,7 +39,8 @@ anew from its signature and docstring, its buggy body not shown; elsewhere each 
 plain request asked only after a candidate passed (function tasks): the passing ones are then chosen among by
 agreement on probe inputs (`pyharness.agree`); before a pass, and where there is nothing to probe, it is skipped.
 `confirm` is a vote that also ends the search once two or more passing candidates all behave alike on the probes
-(the first pass confirmed), so a doubt costs more samples only where the samples disagree."""
+(the first pass confirmed), so a doubt costs more samples only where the samples disagree. `cloze` (fix mode): the
+next suspect statement masked and filled by the model (`pyharness.cloze`); elsewhere a plain request."""
 
 
 def parse_schedule(spec: str) -> list[Framing]:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from actions.base import Observation
 from pyharness.agree import choose, probe_calls, seed_calls
 from pyharness.candidates import AddTarget, Attempt, Framing, StdoutTarget, extract_code, parse_schedule, VOTES
+from pyharness.cloze import ClozeRounds
 from pyharness.suspects import FixTarget
 from pyharness.errors import ActionError, Done, LimitsExceeded
 from pyharness.harness.imports import undefined_names, with_stdlib_imports
@@ -41,11 +42,13 @@ PRESETS: dict[str, dict[str, str]] = {
     "vote": {"stdout": DEFAULT_SCHEDULE + ",vote@0.8,vote@0.8,vote@1.0,vote@1.0"},
     "doubt": {"stdout": DEFAULT_SCHEDULE + ",confirm@0.8,confirm@0.8,confirm@1.0,confirm@1.0"},
     "long": {"fix": FIX_SCHEDULE + ",plain@0.9,line@1.0,repair@0.7,plan@0.8,plain@1.1,line@0.8,repair@1.0,plain@0.6"},
+    "cloze": {"fix": "plain@0,cloze@0.8,cloze@0.8,line@0,cloze@0.8,cloze@0.8,plain@0.8,cloze@0.8,cloze@0.8,repair@0.5"},
 }
 """Named schedules per mode, for `ph eval --configs schedule=default,spec` (a mode a preset leaves out keeps its
 default): a schedule change is measured against the current one in one interleaved run. `long` asks fix mode for
 16 candidates: on real projects' mutants most runs ended with the 8-candidate schedule spent and half the time budget
-left (the step budget must allow 16 too)."""
+left (the step budget must allow 16 too). `cloze` interleaves cloze rounds (`pyharness.cloze`: a suspect statement
+masked and filled, SAMPLES fills a round) with the whole-function framings; not the default until measured."""
 STOP = ["<|im_end|>", "<|endoftext|>"]
 
 
@@ -75,6 +78,7 @@ class Search:
         self.behaviours: dict[str, tuple[str, ...] | None] = {}
         """Each passing candidate's results on the probe calls, by its code (worked out once for confirm and vote)."""
         self.counts = {"sample": 0, "repair": 0, "line": 0}
+        self.cloze: ClozeRounds | None = None
         self.record = {"candidates": 0, "run": 0, "duplicates": 0, "passed_by": "", "seconds": 0.0, "tokens": 0,
                        "attempts": [], "imports_added": {}}
 
@@ -86,7 +90,7 @@ class Search:
     def run(self) -> None:
         """Search; raises Done (a candidate passed and the job accepted it) or LimitsExceeded."""
         started = time.monotonic()
-        target = self._target()
+        target = self.target = self._target()
         shown, stop = None, ""
         try:
             if isinstance(target, AddTarget) and not target.test and not self._model_test(target):
@@ -102,7 +106,13 @@ class Search:
                 stop = self._out_of_budget()
                 if stop:
                     break
-                candidate = self._candidate(target, self._framing(framing, shown), shown, history)
+                framing = self._framing(framing, shown)
+                if framing.kind == "cloze":
+                    candidate = self._cloze(framing)
+                    if candidate is None:
+                        continue  # no suspect statement left to mask: the schedule goes on without it
+                else:
+                    candidate = self._candidate(target, framing, shown, history)
                 if candidate.verdict.green:
                     greens.append(candidate)
                     shown = greens[0]
@@ -146,9 +156,19 @@ class Search:
         self.agent._count("search.vote", f"{greens[index].origin}: {support} of {len(greens)} passing agree")
         return greens[index]
 
+    def _cloze(self, framing: Framing) -> Candidate | None:
+        """One round of the cloze framing (`pyharness.cloze`); None when no suspect statement is left to mask."""
+        if self.cloze is None:
+            self.cloze = ClozeRounds(self)
+        best, said = self.cloze.next(framing.temperature)
+        if best is None and not said:
+            return None
+        return best or Candidate(f"cloze {len(self.cloze.rounds)}", verdict=Verdict(False, failure=said))
+
     def _framing(self, framing: Framing, shown: Candidate | None) -> Framing:
-        """A repair needs an attempt to show (before there is one it is a plain request); `line` is for fix."""
-        fix_only = framing.kind in ("line", "guesses") and self.job.mode != "fix"
+        """A repair needs an attempt to show (before there is one it is a plain request); `line`, `guesses` and
+        `cloze` are for fix."""
+        fix_only = framing.kind in ("line", "guesses", "cloze") and self.job.mode != "fix"
         if framing.kind == "repair" and shown is None or fix_only or framing.kind in VOTES:
             return Framing("plain", framing.temperature)
         return framing
@@ -223,8 +243,9 @@ class Search:
                           Observation(text, ok=candidate.verdict.green))
         return candidate
 
-    def _judge(self, target, origin: str, code: str | None) -> Candidate:
-        """Check one candidate's code in a scratch copy (once per distinct code) and say what came of it."""
+    def _judge(self, target, origin: str, code: str | None, files: dict[str, str] | None = None) -> Candidate:
+        """Check one candidate's code in a scratch copy (once per distinct code) and say what came of it; `files`,
+        when given, are the candidate's files as they are (a cloze fill: the whole file)."""
         agent = self.agent
         candidate = Candidate(origin, code or "")
         if agent._out_of_time():
@@ -240,7 +261,8 @@ class Search:
                 candidate.number, candidate.code = self.seen[key].number, self.seen[key].code
                 candidate.imports = self.seen[key].imports
             else:
-                candidate.code, candidate.files, candidate.imports = self._apply(target, code)
+                candidate.code, candidate.files, candidate.imports = (
+                    (code, files, {}) if files is not None else self._apply(target, code))
                 if candidate.imports:
                     self.record["imports_added"][origin] = candidate.imports
                     agent._count("search.imports", "; ".join(line for lines in candidate.imports.values()

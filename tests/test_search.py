@@ -308,7 +308,7 @@ def test_a_malformed_search_schedule_is_a_one_line_error(tmp_path):
                            "--search-schedule", "plain@0,guess@1"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1
     assert proc.stderr.strip() == "ph: --search-schedule: unknown framing 'guess' in the search schedule " \
-                                  "(plain, plan, repair, line, spec, guesses, vote, confirm)"
+                                  "(plain, plan, repair, line, spec, guesses, vote, confirm, cloze)"
 
 
 def test_add_a_model_test_that_defines_the_function_itself_is_adopted(tmp_path, demo_jobs):

@@ -1,0 +1,135 @@
+"""Cloze repair: a suspect statement masked and filled by the model, never shown the masked text."""
+
+from pyharness.cloze import MISSING, Fill, Hole, holes, same_code, sample_hole, try_order
+from pyharness.linetrace import trace_test
+from pyharness.models.scripted import ScriptedModel
+from pyharness.spectrum import spectrum
+from pyharness.testrun import run_pytest
+from pyharness.workspace import Workspace
+
+SHIPPING = '''\
+def shipping(weight, express=False):
+    """What sending a parcel costs."""
+    cost = 5.0
+    if weight > 10:
+        cost += (weight - 10) * 0.5
+    if express:
+        cost = cost * 3  # doubles the cost
+    return round(cost, 2)
+'''
+TESTS = ("from shipping import shipping\n\n\ndef test_light():\n    assert shipping(2) == 5.0\n\n\n"
+         "def test_heavy():\n    assert shipping(12) == 6.0\n\n\n"
+         "def test_express():\n    assert shipping(2, express=True) == 10.0\n")
+
+
+def repo_holes(tmp_path):
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "shipping.py").write_text(SHIPPING)
+    (tmp_path / "tests" / "test_it.py").write_text(TESTS)
+    first = run_pytest(tmp_path)
+    trace = trace_test(tmp_path, first.failing[0])
+    trace.scores = spectrum(tmp_path, ["tests/test_it.py"], first.failing)
+    return holes(Workspace(tmp_path), trace, first.first_traceback)
+
+
+def test_the_best_ranked_statement_is_the_first_hole_and_its_text_is_never_in_the_prompt(tmp_path):
+    found = repo_holes(tmp_path)
+    hole = found[0]
+    assert (hole.path, hole.start, hole.end, hole.rank) == ("shipping.py", 7, 7, 1)
+    assert hole.original == "        cost = cost * 3  # doubles the cost\n"
+    assert hole.prefix.endswith("    if express:\n        ")  # the indentation is given, the code is not
+    assert hole.suffix == "    return round(cost, 2)\n"
+    for h in found:
+        assert h.original.strip() not in h.prefix + h.suffix
+        assert h.original.strip() not in h.chat_message() and MISSING in h.chat_message()
+    model = ScriptedModel(replies=[], infills=["cost = cost * 2", "cost = cost * 3  # again", "cost = cost * 2"])
+    fills = sample_hole(model, hole, [0.0, 0.8, 0.8], seed=1)
+    for prompt in model.infill_prompts:
+        assert "cost * 3" not in prompt.prefix + prompt.suffix
+        assert prompt.options.stop == ["\n"]
+    assert fills[0].file is not None and "        cost = cost * 2\n" in fills[0].file
+    assert fills[1].file is None  # the masked text sent back: dropped before any test runs
+    assert [f.sample for f in try_order(fills)] == [1]  # and the third is the first again: run once
+
+
+def test_without_fill_in_the_middle_the_hole_is_asked_in_chat(tmp_path):
+    hole = repo_holes(tmp_path)[0]
+    model = ScriptedModel(replies=["```python\ncost = cost * 2\n```"])
+    fills = sample_hole(model, hole, [0.0], seed=1)
+    assert not fills[0].native and fills[0].text == "cost = cost * 2"
+    assert "        cost = cost * 2\n" in fills[0].file
+
+
+def test_a_fill_that_spans_lines_is_cut_where_the_file_parses():
+    lines = ["def f(items):\n", "    total = sum(\n", "        items\n", "    )\n", "    return total\n"]
+    hole = Hole("f.py", 2, 4, 1, lines, "    ")
+    text = hole.filled("total = sum(\n        x * 2 for x in items\n    )\n    return 0\n    junk(")
+    assert text == "def f(items):\n    total = sum(\n        x * 2 for x in items\n    )\n    return total\n"
+    assert hole.filled("total = sum(") is None  # never parses
+    assert hole.filled("total = sum(\n        items\n    )") is None  # the masked text again
+
+
+def test_likelier_fills_are_tried_first_and_equal_files_once():
+    fills = [Fill(1, "a", "A", -0.9), Fill(2, "b", "B", -0.1), Fill(3, "a", "A", -0.9), Fill(4, "c", None, -0.01)]
+    assert [f.sample for f in try_order(fills)] == [2, 1]
+    unscored = [Fill(1, "a", "A"), Fill(2, "b", "B", -0.1)]
+    assert [f.sample for f in try_order(unscored)] == [1, 2]  # not every fill scored: sampling order
+
+
+def test_same_code_ignores_whitespace_and_comments():
+    assert same_code("    x = a+b  # sum\n", "x = a + b\n")
+    assert not same_code("x = a - b\n", "x = a + b\n")
+
+
+# --- the cloze framing inside fix mode's search, on the demo repo's seeded bug (`>` for `>=`) -------------------
+
+def cloze_run(tmp_path, demo_jobs, infills, replies=(), schedule="cloze@0.8", max_steps=4):
+    from pathlib import Path
+
+    from pyharness.agent import AgentConfig
+    from pyharness.demo import make_repo
+    from pyharness.harness.pipeline import HarnessConfig
+    from pyharness.session import run_job
+    from pyharness.transcript import read_transcript
+
+    repo = make_repo(tmp_path / "orders", demo_jobs["fix"])
+    model = ScriptedModel(replies=list(replies), infills=infills)
+    result = run_job(repo, "fix", "", model, config=AgentConfig(max_steps=max_steps, search_schedule=schedule),
+                     harness=HarnessConfig.parse_spec("on", None))
+    records = read_transcript(Path(result.transcript))
+    return repo, model, result, records
+
+
+BUGGY = "if line.quantity > BULK_THRESHOLD:"
+
+
+def test_a_cloze_fill_repairs_the_masked_line_and_the_bug_is_never_shown(tmp_path, demo_jobs):
+    infills = ["if line.quantity > BULK_THRESHOLD:",  # the masked line sent back: dropped, never run
+               "if line.quantity >= BULK_THRESHOLD:", "if line.quantity >= BULK_THRESHOLD:",  # equal: run once
+               "if line.quantity < BULK_THRESHOLD:", "if True:", "if line.quantity > BULK_THRESHOLD + 1:"]
+    repo, model, result, records = cloze_run(tmp_path, demo_jobs, infills)
+    assert result.outcome == "done", result.reason
+    assert "if line.quantity >= BULK_THRESHOLD:" in (repo / "orders/pricing.py").read_text()
+    assert model.infill_prompts and all(BUGGY not in p.prefix + p.suffix for p in model.infill_prompts)
+    assert model.infill_prompts[0].prefix.rstrip(" ").endswith('at least BULK_THRESHOLD units, otherwise 0.0."""\n')
+    cloze = result.search["cloze"][0]
+    assert cloze["hole"] == "orders/pricing.py:17" and cloze["rank"] == 1 and cloze["samples"] == 6
+    assert cloze["dropped"] == 1 and cloze["checked"] == 1  # sample 2 passed first; 3 was 2 again
+    assert result.search["passed_by"] == "cloze line 1 sample 2"
+    turn = next(r for r in records if r["event"] == "turn" and r.get("search", {}).get("framing") == "cloze")
+    assert [f["used"] for f in turn["search"]["fills"]] == [False, True, True, True, True, True]
+
+
+def test_fills_that_fix_nothing_leave_the_users_tree_as_it_was(tmp_path, demo_jobs):
+    import hashlib
+
+    infills = ["if line.quantity > BULK_THRESHOLD:", "if line.quantity < BULK_THRESHOLD:", "if False:",
+               "if line.quantity > BULK_THRESHOLD * 2:", "if line.quantity == 0:", "if line.total() < 0:"] * 8
+    repo = tmp_path / "seed"
+    from pyharness.demo import make_repo
+
+    digest = hashlib.sha256((make_repo(repo, demo_jobs["fix"]) / "orders/pricing.py").read_bytes()).hexdigest()
+    repo2, model, result, _ = cloze_run(tmp_path, demo_jobs, infills, max_steps=3)
+    assert result.outcome != "done"
+    assert hashlib.sha256((repo2 / "orders/pricing.py").read_bytes()).hexdigest() == digest
+    assert all(r["checked"] <= 5 for r in result.search["cloze"])  # the masked line itself never ran
