@@ -200,6 +200,7 @@ class ClozeRounds:
                 setattr(agent.result, name, getattr(agent.result, name) + getattr(fill, name))
             search.record["tokens"] += fill.prompt_tokens - fill.cached_tokens + fill.completion_tokens
         generated = time.monotonic() - started
+        search.record["candidates"] += len(fills)
         usable = try_order(fills)
         tried = []
         for fill in usable:
