@@ -61,11 +61,11 @@ class Finished:
 
 def run_tree(cmd: list[str], *, cwd: Path, env: Mapping[str, str], timeout: float,
              sink: Callable[[bytes], None] | None = None, write: Iterable[Path] = (),
-             readonly: Iterable[Path] = (), pass_fds: tuple[int, ...] = (), tmp: Path | None = None) -> Finished:
-    """Run `cmd` in the sandbox (`sandbox.confined`: it may write `cwd`, `write` and its temp dir `tmp`; `readonly`
+             readonly: Iterable[Path] = (), pass_fds: tuple[int, ...] = ()) -> Finished:
+    """Run `cmd` in the sandbox (`sandbox.confined`: it may write `cwd`, `write` and a private temp dir; `readonly`
     files are mounted read-only) in a new session; stdout+stderr go to `sink` (or nowhere); the whole tree is ended
     afterwards."""
-    with sandbox.confined(cmd, cwd=cwd, env=env, write=write, readonly=readonly, tmp=tmp) as (cmd, env):
+    with sandbox.confined(cmd, cwd=cwd, env=env, write=write, readonly=readonly) as (cmd, env):
         return _run_tree(cmd, cwd=cwd, env=env, timeout=timeout, sink=sink, pass_fds=pass_fds)
 
 

@@ -149,17 +149,17 @@ def _policy(cwd: Path, write: Iterable[Path], readonly: Iterable[Path], python: 
 
 @contextmanager
 def confined(cmd: list[str], *, cwd: Path, env: Mapping[str, str], write: Iterable[Path] = (),
-             read: Iterable[Path] = (), readonly: Iterable[Path] = (),
-             tmp: Path | None = None) -> Iterator[tuple[list[str], dict[str, str]]]:
+             read: Iterable[Path] = (), readonly: Iterable[Path] = ()) -> Iterator[tuple[list[str], dict[str, str]]]:
     """The command and environment that run `cmd` in the sandbox, writing only `cwd`, `write` and a private temp
-    dir (HOME and TMPDIR: `tmp`, else a new one that lasts for the block), with the files `readonly` mounted
-    read-only; unchanged when the sandbox is off. `cmd[0]` is the interpreter whose installation the run may read."""
+    dir (HOME and TMPDIR; `ph-sandbox-XXXXXXXX`, which `noise` reads as a temp path; it lasts for the block), with the
+    files `readonly` mounted read-only; unchanged when the sandbox is off. `cmd[0]` is the interpreter whose
+    installation the run may read."""
     env = dict(env)
     if not enabled():
         yield list(cmd), env
         return
     check()
-    private = tmp or Path(tempfile.mkdtemp(prefix="ph-sandbox-"))
+    private = Path(tempfile.mkdtemp(prefix="ph-sandbox-"))
     try:
         for name in ("XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):
             env.pop(name, None)
@@ -167,8 +167,7 @@ def confined(cmd: list[str], *, cwd: Path, env: Mapping[str, str], write: Iterab
         policy = _policy(Path(cwd), [Path(cwd), private, *write], list(readonly), cmd[0], read)
         yield [sys.executable, "-I", str(LAUNCHER), json.dumps(policy), *cmd], env
     finally:
-        if tmp is None:
-            shutil.rmtree(private, ignore_errors=True)
+        shutil.rmtree(private, ignore_errors=True)
 
 
 def describe() -> str:

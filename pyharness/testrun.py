@@ -10,7 +10,6 @@ log file on disk, and the model sees a short part of it (the first traceback).
 import json
 import os
 import re
-import shutil
 import sys
 import tempfile
 import time
@@ -31,8 +30,6 @@ COUNT = re.compile(r"(?<!\d)(\d+) (passed|failed|errors?|skipped|xfailed|xpassed
 SUMMARY = re.compile(r"^=*[ ]?((?:\d+ [a-z]+(?:, )?)+|no tests ran) in <T>s.*$", re.MULTILINE)
 NODE_LINE = re.compile(r"^(FAILED|ERROR) (\S+?)(?: - .*)?$", re.MULTILINE)
 SECTION = re.compile(r"^_{3,} (.+?) _{3,}$", re.MULTILINE)
-PRIVATE_TAIL = r"(?:/tmp[a-z0-9_]{8}|/pytest-of-[^/\s'\"]+/pytest-(?:\d+|current)(?:/[^/\s'\"]+)?)?"
-"""What follows the sandbox's temp dir in a path that is noise as a whole (a mkdtemp folder, pytest's tmp_path)."""
 KEPT_LOGS = 20
 """How many test logs stay on disk (the newest)."""
 
@@ -151,17 +148,13 @@ def run_pytest(root: Path, targets: list[str] | None = None, *, timeout: float =
     report = log.path.with_suffix(".report")
     fd = os.open(report, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     env = clean_env({**QUIET_ENV, "PYTHONPATH": os.pathsep.join(paths), "PH_REPORT_FD": str(fd)})
-    private = Path(tempfile.mkdtemp(prefix="ph-sandbox-"))
     try:
         done = run_tree(cmd, cwd=root, env=env, timeout=timeout, sink=log.write, pass_fds=(fd,),
-                        readonly=[root / rel for rel in readonly or []], tmp=private)
+                        readonly=[root / rel for rel in readonly or []])
     finally:
         os.close(fd)
         raw = log.close()
-        shutil.rmtree(private, ignore_errors=True)
-    text = raw.decode("utf-8", errors="replace")
-    text = re.sub(re.escape(str(private)) + PRIVATE_TAIL, "<tmp>", text)  # the sandbox's temp dir: noise too
-    text = normalise(text, root=str(root) + "/")
+    text = normalise(raw.decode("utf-8", errors="replace"), root=str(root) + "/")
     run = parse_pytest_output(text, done.returncode, done.timed_out)
     run.timeout, run.log_path, run.omitted_lines = timeout, log.path, log.omitted_lines
     _apply_report(run, report)

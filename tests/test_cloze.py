@@ -6,17 +6,8 @@ from pyharness.models.scripted import ScriptedModel
 from pyharness.spectrum import spectrum
 from pyharness.testrun import run_pytest
 from pyharness.workspace import Workspace
+from test_linerank import SHIPPING  # the seeded repo the ranking is tested on
 
-SHIPPING = '''\
-def shipping(weight, express=False):
-    """What sending a parcel costs."""
-    cost = 5.0
-    if weight > 10:
-        cost += (weight - 10) * 0.5
-    if express:
-        cost = cost * 3  # doubles the cost
-    return round(cost, 2)
-'''
 TESTS = ("from shipping import shipping\n\n\ndef test_light():\n    assert shipping(2) == 5.0\n\n\n"
          "def test_heavy():\n    assert shipping(12) == 6.0\n\n\n"
          "def test_express():\n    assert shipping(2, express=True) == 10.0\n")
@@ -36,7 +27,7 @@ def test_the_best_ranked_statement_is_the_first_hole_and_its_text_is_never_in_th
     found = repo_holes(tmp_path)
     hole = found[0]
     assert (hole.path, hole.start, hole.end, hole.rank) == ("shipping.py", 7, 7, 1)
-    assert hole.original == "        cost = cost * 3  # doubles the cost\n"
+    assert hole.original == "        cost = cost * 3  # the bug: express doubles the cost\n"
     assert hole.prefix.endswith("    if express:\n        ")  # the indentation is given, the code is not
     assert hole.suffix == "    return round(cost, 2)\n"
     for h in found:

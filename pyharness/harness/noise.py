@@ -43,10 +43,12 @@ CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 # continue a word or a decimal ('x2', '1.5' or 'v3' are not the start of a number).
 _NUM = r"\d(?<![\w.]\d)"
 
-# '>' in the look-behind keeps '<tmp>/tmp/tmpXXXXXXXX' from matching on a second pass.
+# '>' in the look-behind keeps '<tmp>/tmp/tmpXXXXXXXX' from matching on a second pass. The sandbox's private temp dir
+# (`ph-sandbox-XXXXXXXX`, the HOME and TMPDIR of a test run) is noise alone or with a temp path under it.
 TMP_PATH = re.compile(
-    r"/(?<![\w.\-/>]/)(?:private/)?(?:var/folders/[\w.+-]+/[\w.+-]+/T|tmp|var/tmp)"
-    r"(?:/pytest-of-[^/\s'\"]+/pytest-(?:\d+|current)(?:/[^/\s'\"]+)?|/tmp[a-z0-9_]{8}(?![\w.\-<])|(?<=/T)(?![\w.\-<]))"
+    r"/(?<![\w.\-/>]/)(?:private/)?(?:var/folders/[\w.+-]+/[\w.+-]+/T|tmp|var/tmp)(?:/ph-sandbox-[a-z0-9_]{8}(?![\w.\-<]))?"
+    r"(?:/pytest-of-[^/\s'\"]+/pytest-(?:\d+|current)(?:/[^/\s'\"]+)?|/tmp[a-z0-9_]{8}(?![\w.\-<])|(?<=/T)(?![\w.\-<])"
+    r"|(?<=-[a-z0-9_]{8})(?![\w.\-<]))"
 )
 
 _BAR_CHARS = "━╸╺╾╼█▉▊▋▌▍▎▏░▒▓"
