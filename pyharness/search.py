@@ -106,13 +106,13 @@ class Search:
                 stop = self._out_of_budget()
                 if stop:
                     break
-                framing = self._framing(framing, shown)
-                if framing.kind == "cloze":
-                    candidate = self._cloze(framing)
+                asked = self._framing(framing, shown)
+                if asked.kind == "cloze":
+                    candidate = self._cloze(asked)
                     if candidate is None:
                         continue  # no suspect statement left to mask: the schedule goes on without it
                 else:
-                    candidate = self._candidate(target, framing, shown, history)
+                    candidate = self._candidate(target, asked, shown, history)
                 if candidate.verdict.green:
                     greens.append(candidate)
                     shown = greens[0]
