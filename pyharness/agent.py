@@ -99,7 +99,8 @@ class Agent:
                 raise Done(nothing) if nothing.startswith("nothing") else LimitsExceeded(nothing)
             self.messages = [{"role": "system", "content": system}, {"role": "user", "content": task}]
             if self.harness.on("search") and Search.applies(self.job, self.ctx.workspace):
-                Search(self, self.config.search_schedule).run()  # ends the run: Done or LimitsExceeded
+                said = Search(self, self.config.search_schedule).run()  # Done, LimitsExceeded, or the loop goes on
+                self.messages[-1]["content"] += "\n\n" + said
             while True:
                 self.step()
         except Done as end:

@@ -42,13 +42,16 @@ PRESETS: dict[str, dict[str, str]] = {
     "vote": {"stdout": DEFAULT_SCHEDULE + ",vote@0.8,vote@0.8,vote@1.0,vote@1.0"},
     "doubt": {"stdout": DEFAULT_SCHEDULE + ",confirm@0.8,confirm@0.8,confirm@1.0,confirm@1.0"},
     "long": {"fix": FIX_SCHEDULE + ",plain@0.9,line@1.0,repair@0.7,plan@0.8,plain@1.1,line@0.8,repair@1.0,plain@0.6"},
-    "cloze": {"fix": "plain@0,cloze@0.8,cloze@0.8,line@0,cloze@0.8,cloze@0.8,plain@0.8,cloze@0.8,cloze@0.8,repair@0.5"},
 }
 """Named schedules per mode, for `ph eval --configs schedule=default,spec` (a mode a preset leaves out keeps its
 default): a schedule change is measured against the current one in one interleaved run. `long` asks fix mode for
 16 candidates: on real projects' mutants most runs ended with the 8-candidate schedule spent and half the time budget
-left (the step budget must allow 16 too). `cloze` interleaves cloze rounds (`pyharness.cloze`: a suspect statement
-masked and filled, SAMPLES fills a round) with the whole-function framings; not the default until measured."""
+left (the step budget must allow 16 too)."""
+CLOZE_SCHEDULE = "cloze@0.8,cloze@0.8,plain@0,cloze@0.8,line@0,cloze@0.8,cloze@0.8,plain@0.8,cloze@0.8,repair@0.5"
+"""fix mode's schedule with the harness layer `cloze` (`pyharness.cloze`: a suspect statement masked and filled,
+SAMPLES fills a round, one step): a round costs a fraction of a whole-function candidate on real code and cannot copy
+the bug, so the two best-ranked statements go first; the whole-function framings stay for bugs of more than a line.
+Without the layer, fix mode asks FIX_SCHEDULE."""
 STOP = ["<|im_end|>", "<|endoftext|>"]
 
 
@@ -72,7 +75,7 @@ class Search:
     def __init__(self, agent: "Agent", schedule: str | None = None):
         self.agent, self.ctx, self.job = agent, agent.ctx, agent.job
         self.ws = agent.ctx.workspace
-        self.schedule = parse_schedule(schedule or (FIX_SCHEDULE if self.job.mode == "fix" else DEFAULT_SCHEDULE))
+        self.schedule = parse_schedule(schedule or self.default_schedule(self.job.mode, agent.harness))
         self.seen: dict[str, Candidate] = {}
         self.probe_list: list[str] | None = None
         self.behaviours: dict[str, tuple[str, ...] | None] = {}
@@ -83,12 +86,21 @@ class Search:
                        "attempts": [], "imports_added": {}}
 
     @staticmethod
+    def default_schedule(mode: str, harness) -> str:
+        """The mode's schedule: fix mode's with cloze rounds when the layer `cloze` is on."""
+        if mode != "fix":
+            return DEFAULT_SCHEDULE
+        return CLOZE_SCHEDULE if harness.on("cloze") else FIX_SCHEDULE
+
+    @staticmethod
     def applies(job, ws) -> bool:
         """stdout and fix jobs always; add jobs whose task names the new file and its function."""
         return job.mode in ("stdout", "fix") or job.mode == "add" and AddTarget.parse(ws, job.task) is not None
 
-    def run(self) -> None:
-        """Search; raises Done (a candidate passed and the job accepted it) or LimitsExceeded."""
+    def run(self) -> str:
+        """Search; raises Done (a candidate passed and the job accepted it) or LimitsExceeded (a budget ran out),
+        else returns what the loop is told next (the schedule ran out with budget left: the loop goes on from the
+        best state, with its one failure)."""
         started = time.monotonic()
         target = self.target = self._target()
         shown, stop = None, ""
@@ -130,7 +142,7 @@ class Search:
         finally:
             self.record["seconds"] = round(time.monotonic() - started, 2)
             self.agent.result.search = self.record
-        self._finish(shown, before, stop or f"the search schedule ({len(self.schedule)} candidates) ran out")
+        return self._finish(shown, before, stop)
 
     def _probes(self, target) -> list[str]:
         """Probe calls for choosing among passing candidates by agreement (function tasks only; else none)."""
@@ -167,8 +179,9 @@ class Search:
 
     def _framing(self, framing: Framing, shown: Candidate | None) -> Framing:
         """A repair needs an attempt to show (before there is one it is a plain request); `line`, `guesses` and
-        `cloze` are for fix."""
-        fix_only = framing.kind in ("line", "guesses", "cloze") and self.job.mode != "fix"
+        `cloze` are for fix (`cloze` with its layer on)."""
+        fix_only = (framing.kind in ("line", "guesses", "cloze") and self.job.mode != "fix"
+                    or framing.kind == "cloze" and not self.agent.harness.on("cloze"))
         if framing.kind == "repair" and shown is None or fix_only or framing.kind in VOTES:
             return Framing("plain", framing.temperature)
         return framing
@@ -338,20 +351,36 @@ class Search:
         """Apply `files` in a fresh scratch copy of the workspace and run the mode's check there."""
         return check_in_scratch(self.ws, self.job, self.ctx, target, files)
 
-    def _finish(self, best: Candidate | None, before: Candidate, stop: str) -> None:
+    def _finish(self, best: Candidate | None, before: Candidate, stop: str) -> str:
         """Write the best candidate into the workspace if it beats the code before; a passing one goes to the
-        job's acceptance rule."""
-        if best is None or best.verdict.rank <= before.verdict.rank:
-            raise LimitsExceeded(f"{stop}; search: no candidate beat the code as it was ({self._summary()})")
-        for rel, text in best.files.items():
-            if not (self.ws.root / rel).is_file() or self.ws.read_text(rel) != text:  # a file sent back as it was
-                try:                                                                    # is not a change
-                    self.ws.write_text(rel, text)
-                except ActionError as err:  # a write limit: the run stops, saying so, with the tree as it was
-                    raise LimitsExceeded(f"{stop}; search: {best.origin} could not be written: {err}") from None
-        if not best.verdict.accepted:
-            raise LimitsExceeded(f"{stop}; search: no candidate passed, kept the best ({best.origin}; "
-                                 f"{self._summary()})")
+        job's acceptance rule. Without a pass, a spent budget (`stop`) ends the run; else the loop is told where
+        things stand."""
+        kept = best is not None and best.verdict.rank > before.verdict.rank
+        if kept:
+            for rel, text in best.files.items():
+                if not (self.ws.root / rel).is_file() or self.ws.read_text(rel) != text:  # a file sent back as it
+                    try:                                                                    # was is not a change
+                        self.ws.write_text(rel, text)
+                    except ActionError as err:  # a write limit: the run stops, saying so, with the tree as it was
+                        raise LimitsExceeded(f"{stop or 'search'}; search: {best.origin} could not be written: "
+                                             f"{err}") from None
+        if kept and best.verdict.accepted:
+            self._accept(best)
+        said = (f"no candidate passed, kept the best ({best.origin}; {self._summary()})" if kept else
+                f"no candidate beat the code as it was ({self._summary()})")
+        if stop:
+            raise LimitsExceeded(f"{stop}; search: {said}")
+        now = best if kept else before
+        self.record["handoff"] = now.origin
+        self.agent._count("search.handoff", f"the schedule ran out ({said}): the loop goes on")
+        where = (f"The best of them ({now.origin}) is now in {', '.join(sorted(now.files))}." if kept else
+                 "None beat the code as it was, which is unchanged.")
+        return (f"(The harness tried {self.record['run']} candidate(s) in scratch copies; none passed all checks. "
+                f"{where} What still fails:\n{now.verdict.failure}\nGo on from here, one action a turn.)")
+
+    def _accept(self, best: Candidate) -> None:
+        """A passing candidate is in the workspace: the job's acceptance rule decides (raises Done or
+        LimitsExceeded)."""
         self.record["passed_by"] = best.origin
         self.agent.result.first_pass = best.number or self.record["run"]
         try:

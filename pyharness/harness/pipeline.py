@@ -16,7 +16,7 @@ from pyharness.harness.quotes import ToolOutput
 from pyharness.harness.repair import repair, resolve_name
 
 LAYERS = ("parse", "repair", "validate", "loops", "steer", "context", "noise", "lint", "confidence", "rank", "search",
-          "spectrum", "failfirst", "stdimports")
+          "spectrum", "failfirst", "stdimports", "cloze")
 STRICT_LINE = re.compile(r"^Action: ([a-z_]+) (\{.*\})[ \t]*$", re.MULTILINE)
 CHANGES = ("write", "edit")
 """Actions that change files: never run from a reply cut off at the token limit."""
