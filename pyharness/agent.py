@@ -100,7 +100,7 @@ class Agent:
             self.messages = [{"role": "system", "content": system}, {"role": "user", "content": task}]
             if self.harness.on("search") and Search.applies(self.job, self.ctx.workspace):
                 said = Search(self, self.config.search_schedule).run()  # Done, LimitsExceeded, or the loop goes on
-                self.messages[-1]["content"] += "\n\n" + said
+                self.messages[-1]["content"] += f"\n\n{said}" if said else ""
             while True:
                 self.step()
         except Done as end:

@@ -44,8 +44,10 @@ def tree_hash(root: Path) -> str:
     return digest.hexdigest()
 
 
-def run(repo: Path, mode: str, task: str, replies: list[str], *, layers: str | None = None, max_steps: int = 8,
-        schedule: str | None = None):
+def run(repo: Path, mode: str, task: str, replies: list[str], *, layers: str | None = None,
+        max_steps: int | None = None, schedule: str | None = None):
+    """A scripted run; the step budget is the schedule's length unless given (the search alone, no loop after it)."""
+    max_steps = max_steps or (len(schedule.split(",")) if schedule else 8)
     model = ScriptedModel(replies=replies)
     result = run_job(repo, mode, task, model, config=AgentConfig(max_steps=max_steps, search_schedule=schedule),
                      harness=HarnessConfig.parse_spec("on", layers), default_write_path="main.py")
