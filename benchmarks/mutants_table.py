@@ -4,23 +4,32 @@ large tree, then by project, then the figures the prose around the table quotes 
     python benchmarks/mutants_table.py evals/results/mutants-test60/results.jsonl
 """
 
+import statistics
 import sys
 from collections import Counter
 from pathlib import Path
 
-from pyharness.evalreport import LARGE_SUFFIX, ConfigSummary, latest, read_results, summarise
+from pyharness.evalreport import LARGE_SUFFIX, ConfigSummary, latest, on_large_tree, read_results, summarise
 
 CONFIGS = {"protocol=oneshot": "protocol=oneshot (model alone)", "protocol=text harness=off": "harness=off",
            "protocol=text harness=on": "harness=on (search)"}
 
 
-def row(name: str, subset: str, s: ConfigSummary) -> str:
+def row(name: str, subset: str, s: ConfigSummary, per_candidate: float | None) -> str:
     """One table row from `ph eval`'s own summary of a configuration (`pyharness.evalreport.summarise`)."""
     passed = s.first_try + s.gained
     solved = "–" if s.median_solved_seconds is None else f"{s.median_solved_seconds:.1f}"
+    candidate = "–" if per_candidate is None else f"{per_candidate:.1f}"
     return (f"| {name} | {subset} | **{passed}/{s.runs} = {100 * passed / s.runs:.0f}%** | "
             f"{100 * s.ci[0]:.0f}%–{100 * s.ci[1]:.0f}% | {s.first_try} | {s.gained} | {s.mean_tokens:,.0f} | "
-            f"{s.mean_seconds:.1f} | {solved} | {s.errors} |")
+            f"{s.mean_seconds:.1f} | {solved} | {candidate} | {s.errors} |")
+
+
+def seconds_per_candidate(runs: list[dict]) -> float | None:
+    """Median over runs that checked a candidate of the search's seconds per candidate checked (asking for it
+    included; a cloze fill counts as one); None without a search."""
+    each = [r["search"]["seconds"] / r["search"]["run"] for r in runs if (r.get("search") or {}).get("run")]
+    return statistics.median(each) if each else None
 
 
 def main(path: str) -> None:
@@ -29,11 +38,12 @@ def main(path: str) -> None:
     unreadable = f"; {len(problems)} unreadable lines" if problems else ""
     print(f"{len(runs)} runs, {len({r['task'] for r in runs})} jobs{unreadable}")
     print("\n| config | subset | pass@1 (strict) | 95% CI | first try | gained | tokens/run | seconds/run | "
-          "s/solved (median) | errors |\n|---|" + "---|" * 9)
+          "s/solved (median) | s/candidate (median) | errors |\n|---|" + "---|" * 10)
     summaries = {s.config: s for s in summarise(records)}
     for subset, suffix in (("all jobs", ""), ("large tree", LARGE_SUFFIX)):
         for config, name in CONFIGS.items():
-            print(row(name, subset, summaries[config + suffix]))
+            mine = [r for r in runs if r["config"] == config and (not suffix or on_large_tree(r))]
+            print(row(name, subset, summaries[config + suffix], seconds_per_candidate(mine)))
     print("\n| project | jobs | " + " | ".join(CONFIGS.values()) + " |\n|---|---|" + "---|" * len(CONFIGS))
     for project in sorted({r["project"] for r in runs}):
         mine = [r for r in runs if r["project"] == project]
