@@ -204,7 +204,7 @@ class ClozeRounds:
         usable = try_order(fills)
         tried = []
         for fill in usable:
-            if search._out_of_budget():
+            if agent._out_of_time():  # the round is one step: only the clock stops its checks
                 break
             origin = f"cloze line {hole.rank} sample {fill.sample}"
             tried.append(search._judge(search.target, origin, fill.file, files={hole.path: fill.file}))

@@ -141,6 +141,7 @@ class Search:
                         shown = candidate  # the one a repair shows: the best attempt, the latest among equals
             if len(greens) > 1:
                 shown = self._agree(target, greens)
+            stop = stop or self._out_of_budget()  # the last framing may have spent the budget: no loop turn is left
         finally:
             self.record["seconds"] = round(time.monotonic() - started, 2)
             self.agent.result.search = self.record

@@ -74,7 +74,9 @@ def test_same_code_ignores_whitespace_and_comments():
 
 # --- the cloze framing inside fix mode's search, on the demo repo's seeded bug (`>` for `>=`) -------------------
 
-def cloze_run(tmp_path, demo_jobs, infills, replies=(), schedule="cloze@0.8", max_steps=4):
+def cloze_run(tmp_path, demo_jobs, infills, replies=(), schedule="cloze@0.8", max_steps=None, layers=None):
+    """A scripted fix run of the demo repo; the step budget is the schedule's length unless given (the search
+    alone: with budget left after the schedule, the loop would go on)."""
     from pathlib import Path
 
     from pyharness.agent import AgentConfig
@@ -85,8 +87,9 @@ def cloze_run(tmp_path, demo_jobs, infills, replies=(), schedule="cloze@0.8", ma
 
     repo = make_repo(tmp_path / "orders", demo_jobs["fix"])
     model = ScriptedModel(replies=list(replies), infills=infills)
+    max_steps = max_steps or len(schedule.split(",")) if schedule else max_steps or 8
     result = run_job(repo, "fix", "", model, config=AgentConfig(max_steps=max_steps, search_schedule=schedule),
-                     harness=HarnessConfig.parse_spec("on", None))
+                     harness=HarnessConfig.parse_spec("on", layers))
     records = read_transcript(Path(result.transcript))
     return repo, model, result, records
 
@@ -120,7 +123,55 @@ def test_fills_that_fix_nothing_leave_the_users_tree_as_it_was(tmp_path, demo_jo
     from pyharness.demo import make_repo
 
     digest = hashlib.sha256((make_repo(repo, demo_jobs["fix"]) / "orders/pricing.py").read_bytes()).hexdigest()
-    repo2, model, result, _ = cloze_run(tmp_path, demo_jobs, infills, max_steps=3)
+    repo2, model, result, _ = cloze_run(tmp_path, demo_jobs, infills)
     assert result.outcome != "done"
     assert hashlib.sha256((repo2 / "orders/pricing.py").read_bytes()).hexdigest() == digest
     assert all(r["checked"] <= 5 for r in result.search["cloze"])  # the masked line itself never ran
+
+
+# --- the layer `cloze`: fix mode's default schedule, and what the loop is told when the schedule runs out ---------
+
+FIXED = "if line.quantity >= BULK_THRESHOLD:"
+WRONG_FUNCTION = ("```python\ndef bulk_discount(line):\n    return 0.0\n```")
+
+
+def test_with_the_layer_and_a_model_that_fills_holes_fix_mode_starts_with_cloze_rounds(tmp_path, demo_jobs):
+    from pyharness.harness.pipeline import LAYERS, HarnessConfig
+    from pyharness.search import CLOZE_SCHEDULE, FIX_SCHEDULE, Search
+
+    fim, chat = ScriptedModel(replies=[], infills=[]), ScriptedModel(replies=[])
+    without = HarnessConfig.parse_spec("on", ",".join(name for name in LAYERS if name != "cloze"))
+    assert Search.default_schedule("fix", HarnessConfig(), fim) == CLOZE_SCHEDULE
+    assert Search.default_schedule("fix", without, fim) == FIX_SCHEDULE  # `--layers` without it: today's schedule
+    assert Search.default_schedule("fix", HarnessConfig(), chat) == FIX_SCHEDULE  # no fill-in-the-middle
+    _, model, result, records = cloze_run(tmp_path, demo_jobs, [FIXED] * 6, schedule=None, max_steps=1)
+    assert result.outcome == "done" and result.search["passed_by"] == "cloze line 1 sample 1"
+    assert len(model.infill_prompts) == 6 and model.calls == 0  # one round, no chat request
+
+
+def test_without_the_layer_the_same_model_gets_todays_fix_schedule(tmp_path, demo_jobs):
+    from pyharness.harness.pipeline import LAYERS
+
+    layers = ",".join(name for name in LAYERS if name != "cloze")
+    fixed = ("```python\ndef bulk_discount(line):\n    if line.quantity >= BULK_THRESHOLD:\n"
+             "        return line.total() * BULK_RATE\n    return 0.0\n```")
+    _, model, result, records = cloze_run(tmp_path, demo_jobs, [FIXED], replies=[fixed], schedule=None,
+                                          max_steps=1, layers=layers)
+    assert result.outcome == "done" and result.search["passed_by"] == "greedy", result.reason
+    assert model.infill_prompts == [] and "cloze" not in result.search
+    turn = next(r for r in records if r["event"] == "turn")
+    assert turn["search"]["framing"] == "plain"
+
+
+def test_when_the_schedule_runs_out_with_budget_left_the_loop_goes_on_with_the_one_failure(tmp_path, demo_jobs):
+    edit = ('Action: edit {"path": "orders/pricing.py"}\n<<<<<<< SEARCH\n    ' + BUGGY + "\n=======\n    " + FIXED +
+            "\n>>>>>>> REPLACE")
+    replies = [WRONG_FUNCTION, edit, "Action: run_tests()"]
+    repo, model, result, records = cloze_run(tmp_path, demo_jobs, None, replies=replies, schedule="plain@0",
+                                             max_steps=4)
+    assert result.search["run"] == 1 and result.search["handoff"] == "before"  # nothing beat the code as it was
+    loop = [r for r in records if r["event"] == "turn" and "search" not in r]
+    told = loop[0]["new_messages"][1]["content"]
+    assert "none passed all checks" in told and "unchanged" in told and "test_bulk_discount_applies" in told
+    assert result.outcome == "done", result.reason
+    assert FIXED in (repo / "orders/pricing.py").read_text()
