@@ -9,6 +9,7 @@ from pyharness.autocheck import after_action
 from pyharness.errors import (
     ActionError, Done, FormatError, Interrupted, Invalid, LimitsExceeded, ModelError, RepeatedFormatError, StopRun,
 )
+from pyharness.gitops import head
 from pyharness.harness.call import ActionCall, Intervention
 from pyharness.harness.confidence import Confidence
 from pyharness.harness.context import ContextGuard
@@ -93,6 +94,8 @@ class Agent:
                 sandbox=sandbox.describe(),
                 system=system,
                 first_message=task,
+                repo=str(self.ctx.workspace.root),
+                commit=head(self.ctx.workspace.root),
             )
             nothing = self.job.nothing_to_do()
             if nothing:

@@ -313,7 +313,7 @@ def demo(
 # Imported last, for what importing them does: each adds its command to `app`, and `ph --help` lists commands in the
 # order they were added.
 from pyharness import cli_history  # noqa: E402, F401  (undo, log, show, config, doctor: after the run commands)
-from pyharness import cli_eval, cli_model  # noqa: E402, F401
+from pyharness import cli_eval, cli_export, cli_model  # noqa: E402, F401
 
 if __name__ == "__main__":
     app()

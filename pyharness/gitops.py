@@ -69,6 +69,14 @@ def toplevel(path: Path) -> Path | None:
     return top
 
 
+def head(root: Path) -> str | None:
+    """The commit checked out in the repo that holds root, or None (no repo, no commit yet, git missing)."""
+    try:
+        return run(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", timeout=10).strip() or None
+    except GitError:
+        return None
+
+
 def work_tree(path: Path) -> Path | None:
     """The nearest folder from `path` up that holds a `.git` entry (directory, or file for worktrees), found on the
     filesystem rather than asked of git, which would follow the repo's own `core.worktree`."""

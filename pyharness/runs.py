@@ -25,8 +25,8 @@ class AgentConfig:
     """How a reply calls an action: 'text' (an `Action:` line and a fenced body) or 'json' (one JSON object held to
     a schema by the backend: pyharness/structured.py)."""
     search_schedule: str | None = None
-    """The search layer's candidates in order, as kind@temperature (kinds: plain, plan, repair, line, cloze, ...); None: the
-    mode's default (`search.DEFAULT_SCHEDULE`, `search.FIX_SCHEDULE`)."""
+    """The search layer's candidates in order, as kind@temperature (kinds: plain, plan, repair, line, cloze, ...);
+    None: the mode's default (`search.Search.default_schedule`)."""
 
 
 @dataclass
