@@ -87,7 +87,7 @@ def cloze_run(tmp_path, demo_jobs, infills, replies=(), schedule="cloze@0.8", ma
 
     repo = make_repo(tmp_path / "orders", demo_jobs["fix"])
     model = ScriptedModel(replies=list(replies), infills=infills)
-    max_steps = max_steps or len(schedule.split(",")) if schedule else max_steps or 8
+    max_steps = max_steps or (len(schedule.split(",")) if schedule else 8)
     result = run_job(repo, "fix", "", model, config=AgentConfig(max_steps=max_steps, search_schedule=schedule),
                      harness=HarnessConfig.parse_spec("on", layers))
     records = read_transcript(Path(result.transcript))
