@@ -29,7 +29,9 @@ pull:
 demo: install-local pull
 	$(BIN)/ph demo
 
+# lint-imports first: an import against the wings' layers (pyproject.toml) fails with the contract's name.
 test: install-dev pull
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/python -m pytest -q
 
 # Both lists of ../shared/SAFETY-CASES.md, cases 1-76 (also part of `make test`); prints one line of figures.

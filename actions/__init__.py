@@ -1,7 +1,7 @@
 """The action registry: the core set, plus user actions from the entry-point group `pyharness.actions`."""
 
-from actions import answer, done, edit, list_files, read, run_tests, search, write
-from actions.base import Action, Context, Observation
+from pyharness.actions import answer, done, edit, list_files, read, run_tests, search, write
+from pyharness.actions.base import Action, Context, Observation
 
 CORE: dict[str, Action] = {m.ACTION.name: m.ACTION for m in (read, list_files, search, edit, write, run_tests,
                                                               answer, done)}

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel
 
-from pyharness.workspace import Workspace
+from pyharness.workspace.tree import Workspace
 
 
 @dataclass

@@ -2,7 +2,7 @@
 
 from pydantic import BaseModel, Field
 
-from actions.base import Action, Context, Observation
+from pyharness.actions.base import Action, Context, Observation
 
 
 class Args(BaseModel):

@@ -5,8 +5,8 @@ import re
 
 from pydantic import BaseModel, Field
 
-from actions.base import Action, Context, Observation
-from pyharness.codemerge import merge_definitions
+from pyharness.actions.base import Action, Context, Observation
+from pyharness.harness.codemerge import merge_definitions
 from pyharness.errors import ActionError
 
 BLOCK = re.compile(r"^[ \t]*<{5,9} ?SEARCH[^\n]*\n(.*?)^[ \t]*={5,9}[ \t]*\n(.*?)^[ \t]*>{5,9} ?REPLACE[^\n]*$",

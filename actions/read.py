@@ -2,7 +2,7 @@
 
 from pydantic import BaseModel, Field
 
-from actions.base import Action, Context, Observation
+from pyharness.actions.base import Action, Context, Observation
 
 MAX_LINES = 250
 """Lines one read shows; a longer file ends with a notice naming the next range to read."""

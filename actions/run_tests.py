@@ -2,7 +2,7 @@
 
 from pydantic import BaseModel, Field
 
-from actions.base import Action, Context, Observation
+from pyharness.actions.base import Action, Context, Observation
 from pyharness.errors import ActionError
 
 
@@ -11,8 +11,8 @@ class Args(BaseModel):
 
 
 def run(args: Args, ctx: Context) -> Observation:
-    from pyharness.pytestconfig import unsafe_target
-    from pyharness.testrun import run_in_tree
+    from pyharness.workspace.pytestconfig import unsafe_target
+    from pyharness.workspace.testrun import run_in_tree
 
     targets = []
     if args.target and args.target.strip() not in (".", "tests", "all"):

@@ -6,7 +6,7 @@ import time
 import regex as bounded_re
 from pydantic import BaseModel, Field
 
-from actions.base import Action, Context, Observation
+from pyharness.actions.base import Action, Context, Observation
 from pyharness.errors import ActionError
 
 MAX_MATCHES = 40

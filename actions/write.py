@@ -4,8 +4,8 @@ import ast
 
 from pydantic import BaseModel, Field
 
-from actions.base import Action, Context, Observation
-from pyharness.codemerge import merge_definitions
+from pyharness.actions.base import Action, Context, Observation
+from pyharness.harness.codemerge import merge_definitions
 from pyharness.errors import ActionError
 
 

@@ -21,11 +21,11 @@ sys.path.insert(0, str(ROOT))
 
 
 def measure(split: str, per_project: int, repeat: int) -> dict[str, dict[bool, list[float]]]:
-    from actions.base import Context
-    from pyharness.jobs import Job
-    from pyharness.mutants import load_jobs
-    from pyharness.verdicts import UNMEASURED, check_in_scratch
-    from pyharness.workspace import Workspace
+    from pyharness.actions.base import Context
+    from pyharness.loop.jobs import Job
+    from pyharness.evals.mutants import load_jobs
+    from pyharness.search.verdicts import UNMEASURED, check_in_scratch
+    from pyharness.workspace.tree import Workspace
 
     seconds: dict[str, dict[bool, list[float]]] = defaultdict(lambda: {True: [], False: []})
     taken: dict[str, int] = defaultdict(int)

@@ -9,10 +9,10 @@ import statistics
 import time
 from pathlib import Path
 
-from actions import CORE
+from pyharness.actions import CORE
 from pyharness.errors import FormatError
 from pyharness.harness.pipeline import HarnessConfig, Pipeline
-from pyharness.jobs import MODE_ACTIONS
+from pyharness.loop.jobs import MODE_ACTIONS
 
 ROOT = Path(__file__).resolve().parents[1]
 REPEATS = 20

@@ -52,12 +52,13 @@ def opens() -> list[str]:
 
 def measure(job_id: str | None) -> dict:
     """The figures of the checkout on sys.path, on one sympy mutant job."""
-    from actions import CORE
-    from actions.base import Context
-    from pyharness.jobs import Job
-    from pyharness.mutants import PROJECTS, MutantJob, cache_root
-    from pyharness.prompts import system_prompt
-    from pyharness.workspace import Workspace
+    from pyharness.actions import CORE
+    from pyharness.actions.base import Context
+    from pyharness.loop.jobs import Job
+    from pyharness.evals.mutants import MutantJob
+    from pyharness.evals.projects import PROJECTS, cache_root
+    from pyharness.loop.prompts import system_prompt
+    from pyharness.workspace.tree import Workspace
 
     source = cache_root() / PROJECTS["sympy"].key
     if not (source / ".ph-verified").is_file():

@@ -1,7 +1,7 @@
 """Benchmark: fix mode's fault localisation on the mutant jobs, no model loaded. For each job, the mutated tree is
 prepared as `ph fix` prepares it (the tests run, the first failing test is traced) and the search's suspect
 functions are worked out; a job is a hit when one of them holds the mutated line (so a candidate can change it).
-Beside them, the ranked suspect lines (`pyharness.linerank`): a job is a line top-k hit when one of the first k
+Beside them, the ranked suspect lines (`pyharness.localise.linerank`): a job is a line top-k hit when one of the first k
 suspects' spans holds the mutated line (a checkout without line ranking shows no line figures).
 
     python benchmarks/localise.py --split dev               # tune here
@@ -27,14 +27,14 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def measure(split: str, pattern: str) -> list[dict]:
     """One record per job of the checkout on sys.path: where the suspects are and whether one holds the bug."""
-    from actions.base import Context
-    from pyharness.jobs import Job
-    from pyharness.mutants import load_jobs
-    from pyharness.suspects import suspects
-    from pyharness.workspace import Workspace
+    from pyharness.actions.base import Context
+    from pyharness.loop.jobs import Job
+    from pyharness.evals.mutants import load_jobs
+    from pyharness.search.suspects import suspects
+    from pyharness.workspace.tree import Workspace
 
     try:
-        from pyharness.linerank import suspect_lines
+        from pyharness.localise.linerank import suspect_lines
     except ImportError:  # a checkout from before line ranking (for --compare): no line figures
         suspect_lines = None
     records = []

@@ -9,14 +9,14 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from pyharness.evalreport import LARGE_SUFFIX, ConfigSummary, latest, on_large_tree, read_results, summarise
+from pyharness.evals.report import LARGE_SUFFIX, ConfigSummary, latest, on_large_tree, read_results, summarise
 
 CONFIGS = {"protocol=oneshot": "protocol=oneshot (model alone)", "protocol=text harness=off": "harness=off",
            "protocol=text harness=on": "harness=on (search)"}
 
 
 def row(name: str, subset: str, s: ConfigSummary, per_candidate: float | None) -> str:
-    """One table row from `ph eval`'s own summary of a configuration (`pyharness.evalreport.summarise`)."""
+    """One table row from `ph eval`'s own summary of a configuration (`pyharness.evals.report.summarise`)."""
     passed = s.first_try + s.gained
     solved = "–" if s.median_solved_seconds is None else f"{s.median_solved_seconds:.1f}"
     candidate = "–" if per_candidate is None else f"{per_candidate:.1f}"

@@ -10,11 +10,13 @@ figures; asserts nothing.
 import argparse
 import time
 
-from pyharness.evalsuites import load_suite, score_source, select
+from pyharness.evals.suites import load_suite
+
+from pyharness.evals.tasks import score_source, select
 from pyharness.models.base import ChatOptions
 from pyharness.models.resolve import resolve_model
-from pyharness.oneshot import STOP, extract_code, oneshot_message
-from pyharness.search import first_block_closed
+from pyharness.evals.oneshot import STOP, extract_code, oneshot_message
+from pyharness.search.run import first_block_closed
 
 
 def main() -> None:

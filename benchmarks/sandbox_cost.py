@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 def targets(tmp: Path) -> list[tuple[str, Path, list[str]]]:
     """(label, repo, test targets): the demo repo with its whole suite, and toolz with one test file."""
-    from pyharness.mutants import PROJECTS, fetch
+    from pyharness.evals.projects import PROJECTS, fetch
 
     demo = tmp / "orders"
     shutil.copytree(ROOT / "demo" / "orders", demo)
@@ -36,8 +36,8 @@ def targets(tmp: Path) -> list[tuple[str, Path, list[str]]]:
 
 
 def measure(repo: Path, tests: list[str], repeat: int) -> dict[bool, list[float]]:
-    from pyharness import sandbox
-    from pyharness.testrun import run_pytest
+    from pyharness.workspace import sandbox
+    from pyharness.workspace.testrun import run_pytest
 
     seconds: dict[bool, list[float]] = {True: [], False: []}
     for _ in range(repeat):
@@ -55,7 +55,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=20)
     args = parser.parse_args()
-    from pyharness import sandbox
+    from pyharness.workspace import sandbox
 
     print(f"sandbox: {sandbox.describe()}")
     with tempfile.TemporaryDirectory(prefix="ph-sandbox-bench-") as tmp:

@@ -18,12 +18,12 @@ def main() -> None:
         started = time.perf_counter()
         subprocess.run(cmd, capture_output=True, check=True)
         times.append(time.perf_counter() - started)
-    heavy = subprocess.run([sys.executable, "-X", "importtime", "-c", "import pyharness.cli"], capture_output=True,
+    heavy = subprocess.run([sys.executable, "-X", "importtime", "-c", "import pyharness.cli.main"], capture_output=True,
                            text=True).stderr
     loaded = [m for m in ("llama_cpp", "ollama", "httpx", "rich", "pydantic", "git ") if f"| {m}" in heavy]
     print(f"ph --help: median {statistics.median(times) * 1000:.0f} ms, min {min(times) * 1000:.0f} ms, "
           f"max {max(times) * 1000:.0f} ms over {RUNS} runs (target < 500 ms)")
-    print(f"heavy modules imported by `import pyharness.cli`: {', '.join(loaded) or 'none'}")
+    print(f"heavy modules imported by `import pyharness.cli.main`: {', '.join(loaded) or 'none'}")
 
 
 if __name__ == "__main__":

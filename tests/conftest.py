@@ -5,12 +5,12 @@ from pathlib import Path
 
 import pytest
 
-from pyharness.agent import AgentConfig
-from pyharness.demo import load_jobs, make_repo
+from pyharness.loop.agent import AgentConfig
+from pyharness.evals.demo import load_jobs, make_repo
 from pyharness.harness.pipeline import HarnessConfig
 from pyharness.models.scripted import ScriptedModel
-from pyharness.session import run_job
-from pyharness.transcript import read_transcript
+from pyharness.loop.session import run_job
+from pyharness.loop.transcript import read_transcript
 from runkit import LOOP_LAYERS
 
 

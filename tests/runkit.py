@@ -64,7 +64,7 @@ def on_terminal(args: list[str], env: dict[str, str] | None = None, timeout: flo
     written to it is a real Ctrl-C: SIGINT to the foreground process group). `stdout`: "terminal" (the same one),
     "own-terminal" (a second pseudo-terminal, kept apart in `.stdout`) or "pipe" (kept apart in `.stdout`).
     `interrupt_when`: type ^C once this text has appeared on the terminal. `program`: what to run instead of
-    `python -m pyharness.cli` (an installed `ph` script)."""
+    `python -m pyharness.cli.main` (an installed `ph` script)."""
     extra, env = env or {}, {**os.environ, "TERM": "xterm-256color", "COLUMNS": "160", "LINES": "40"}
     env.pop("NO_COLOR", None)
     env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])

@@ -1,9 +1,10 @@
 """Choosing among candidates that all pass the visible checks by their agreement on probe inputs."""
 
-from pyharness.agree import behaviour, choose, probe_calls, seed_calls
-from pyharness.evals import make_stdout_repo, task_message
-from pyharness.evalsuites import Case, StdoutTask
-from pyharness.taskchecks import CallCheck
+from pyharness.search.agree import behaviour, choose, probe_calls, seed_calls
+from pyharness.evals.runner import make_stdout_repo
+from pyharness.evals.tasks import task_message
+from pyharness.evals.tasks import Case, StdoutTask
+from pyharness.search.taskchecks import CallCheck
 from tests.test_search import run
 
 

@@ -1,6 +1,6 @@
 """ask's acceptance rule: the cited path:line exists and holds a fact the answer states; else the real lines."""
 
-from pyharness.citations import stated
+from pyharness.loop.citations import stated
 
 READ = 'Action: read {"path": "orders/tax.py"}'
 

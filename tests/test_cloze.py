@@ -1,11 +1,11 @@
 """Cloze repair: a suspect statement masked and filled by the model, never shown the masked text."""
 
-from pyharness.cloze import MISSING, Fill, Hole, holes, same_code, sample_hole, try_order
-from pyharness.linetrace import trace_test
+from pyharness.search.cloze import MISSING, Fill, Hole, holes, same_code, sample_hole, try_order
+from pyharness.localise.linetrace import trace_test
 from pyharness.models.scripted import ScriptedModel
-from pyharness.spectrum import spectrum
-from pyharness.testrun import run_pytest
-from pyharness.workspace import Workspace
+from pyharness.localise.spectrum import spectrum
+from pyharness.workspace.testrun import run_pytest
+from pyharness.workspace.tree import Workspace
 from test_linerank import SHIPPING  # the seeded repo the ranking is tested on
 
 TESTS = ("from shipping import shipping\n\n\ndef test_light():\n    assert shipping(2) == 5.0\n\n\n"
@@ -79,11 +79,11 @@ def cloze_run(tmp_path, demo_jobs, infills, replies=(), schedule="cloze@0.8", ma
     alone: with budget left after the schedule, the loop would go on)."""
     from pathlib import Path
 
-    from pyharness.agent import AgentConfig
-    from pyharness.demo import make_repo
+    from pyharness.loop.agent import AgentConfig
+    from pyharness.evals.demo import make_repo
     from pyharness.harness.pipeline import HarnessConfig
-    from pyharness.session import run_job
-    from pyharness.transcript import read_transcript
+    from pyharness.loop.session import run_job
+    from pyharness.loop.transcript import read_transcript
 
     repo = make_repo(tmp_path / "orders", demo_jobs["fix"])
     model = ScriptedModel(replies=list(replies), infills=infills)
@@ -120,7 +120,7 @@ def test_fills_that_fix_nothing_leave_the_users_tree_as_it_was(tmp_path, demo_jo
     infills = ["if line.quantity > BULK_THRESHOLD:", "if line.quantity < BULK_THRESHOLD:", "if False:",
                "if line.quantity > BULK_THRESHOLD * 2:", "if line.quantity == 0:", "if line.total() < 0:"] * 8
     repo = tmp_path / "seed"
-    from pyharness.demo import make_repo
+    from pyharness.evals.demo import make_repo
 
     digest = hashlib.sha256((make_repo(repo, demo_jobs["fix"]) / "orders/pricing.py").read_bytes()).hexdigest()
     repo2, model, result, _ = cloze_run(tmp_path, demo_jobs, infills)
@@ -137,13 +137,13 @@ WRONG_FUNCTION = ("```python\ndef bulk_discount(line):\n    return 0.0\n```")
 
 def test_with_the_layer_and_a_model_that_fills_holes_fix_mode_starts_with_cloze_rounds(tmp_path, demo_jobs):
     from pyharness.harness.pipeline import LAYERS, HarnessConfig
-    from pyharness.search import CLOZE_SCHEDULE, FIX_SCHEDULE, Search
+    from pyharness.search.schedule import CLOZE_SCHEDULE, FIX_SCHEDULE, default_schedule
 
     fim, chat = ScriptedModel(replies=[], infills=[]), ScriptedModel(replies=[])
     without = HarnessConfig.parse_spec("on", ",".join(name for name in LAYERS if name != "cloze"))
-    assert Search.default_schedule("fix", HarnessConfig(), fim) == CLOZE_SCHEDULE
-    assert Search.default_schedule("fix", without, fim) == FIX_SCHEDULE  # `--layers` without it: today's schedule
-    assert Search.default_schedule("fix", HarnessConfig(), chat) == FIX_SCHEDULE  # no fill-in-the-middle
+    assert default_schedule("fix", HarnessConfig(), fim) == CLOZE_SCHEDULE
+    assert default_schedule("fix", without, fim) == FIX_SCHEDULE  # `--layers` without it: today's schedule
+    assert default_schedule("fix", HarnessConfig(), chat) == FIX_SCHEDULE  # no fill-in-the-middle
     _, model, result, records = cloze_run(tmp_path, demo_jobs, [FIXED] * 6, schedule=None, max_steps=1)
     assert result.outcome == "done" and result.search["passed_by"] == "cloze line 1 sample 1"
     assert len(model.infill_prompts) == 6 and model.calls == 0  # one round, no chat request

@@ -1,6 +1,6 @@
 """Merging functions sent by a model into the file they belong to, by name."""
 
-from pyharness.codemerge import merge_functions
+from pyharness.harness.codemerge import merge_functions
 
 OLD = '''"""A module."""
 

@@ -11,7 +11,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from pyharness.cli import app
+from pyharness.cli.main import app
 from pyharness.models.packs import DEFAULT_PACK, PACKS
 from runkit import LOOP_LAYERS, write_replies
 

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from actions import CORE
+from pyharness.actions import CORE
 from pyharness.errors import FormatError
 from pyharness.harness.pipeline import HarnessConfig, Pipeline
-from pyharness.jobs import MODE_ACTIONS
+from pyharness.loop.jobs import MODE_ACTIONS
 
 CORPUS = Path(__file__).parent / "data" / "corpus.jsonl"
 CASES = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]

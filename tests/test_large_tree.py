@@ -10,16 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from actions import CORE
-from actions.base import Context
-from actions.list_files import MAX_ENTRIES
-from actions.search import MAX_MATCHES
-from pyharness.evalreport import LARGE_SUFFIX, rows, summarise
-from pyharness.filerank import rank, traceback_files, words
-from pyharness.gitops import snapshot_repo
-from pyharness.jobs import Job
-from pyharness.prompts import MAP_FILES
-from pyharness.workspace import Workspace
+from pyharness.actions import CORE
+from pyharness.actions.base import Context
+from pyharness.actions.list_files import MAX_ENTRIES
+from pyharness.actions.search import MAX_MATCHES
+from pyharness.evals.report import LARGE_SUFFIX, rows, summarise
+from pyharness.localise.filerank import rank, traceback_files, words
+from pyharness.workspace.gitops import snapshot_repo
+from pyharness.loop.jobs import Job
+from pyharness.loop.prompts import MAP_FILES
+from pyharness.workspace.tree import Workspace
 
 PACKAGES, MODULES = 70, 17
 BUG = "pkg/sub17/mod05.py"
@@ -219,7 +219,7 @@ def test_eval_summary_adds_a_large_tree_row():
 
 def test_an_edit_in_a_module_bigger_than_the_write_cap_carries_only_its_change(tmp_path):
     from pyharness.errors import ActionError
-    from pyharness.workspace import Workspace
+    from pyharness.workspace.tree import Workspace
 
     body = "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(4000))  # ~120 KB, like more_itertools
     (tmp_path / "big.py").write_text(body)

@@ -1,11 +1,11 @@
 """Line-level fault localisation: the statements a failing test ran, most suspicious first, each as the lines it
 covers (what a cloze candidate masks)."""
 
-from pyharness.linerank import suspect_lines
-from pyharness.linetrace import trace_test
-from pyharness.spectrum import spectrum
-from pyharness.testrun import run_pytest
-from pyharness.workspace import Workspace
+from pyharness.localise.linerank import suspect_lines
+from pyharness.localise.linetrace import trace_test
+from pyharness.localise.spectrum import spectrum
+from pyharness.workspace.testrun import run_pytest
+from pyharness.workspace.tree import Workspace
 
 
 def make_repo(root, sources: dict[str, str], tests: str):

@@ -1,10 +1,10 @@
 """The fault-localisation hint: which lines of the repo's code ran in the failing test, and what
 its branch conditions saw."""
 
-from pyharness.jobs import related_source
-from pyharness.linetrace import trace_test
-from pyharness.testrun import run_pytest
-from pyharness.workspace import Workspace
+from pyharness.loop.jobs import related_source
+from pyharness.localise.linetrace import trace_test
+from pyharness.workspace.testrun import run_pytest
+from pyharness.workspace.tree import Workspace
 
 
 def test_lines_run_during_the_failing_test_only(orders):

@@ -168,9 +168,9 @@ def test_missing_stdlib_imports_are_added() -> None:
 
 
 def test_write_and_edit_get_the_stdlib_import_instead_of_a_refusal(tmp_path) -> None:
-    from actions import CORE
-    from actions.base import Context
-    from pyharness.workspace import Workspace
+    from pyharness.actions import CORE
+    from pyharness.actions.base import Context
+    from pyharness.workspace.tree import Workspace
 
     ws = Workspace(tmp_path)
     ctx = Context(workspace=ws, lint=True)

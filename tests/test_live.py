@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from runkit import live_pack
-from pyharness.transcript import latest_runs, read_transcript
+from pyharness.loop.transcript import latest_runs, read_transcript
 
 pytestmark = pytest.mark.live
 MODEL = "llamacpp:qwen2.5-coder-1.5b"
@@ -80,12 +80,12 @@ def test_live_protocol_json_holds_the_reply_to_the_schema():
     which the pipeline reads as an action."""
     import json
 
-    from actions import registry
+    from pyharness.actions import registry
     from pyharness.harness.pipeline import HarnessConfig, Pipeline
     from pyharness.models.base import ChatOptions
     from pyharness.models.llamacpp import LlamaCppModel
-    from pyharness.prompts import system_prompt
-    from pyharness.structured import as_action_text, reply_schema
+    from pyharness.loop.prompts import system_prompt
+    from pyharness.harness.structured import as_action_text, reply_schema
 
     actions = registry()
     model = LlamaCppModel(live_pack(), name=MODEL)

@@ -10,18 +10,9 @@ from pathlib import Path
 import pytest
 
 from pyharness.errors import UserError
-from pyharness.mutants import (
-    MutantJob,
-    Project,
-    build,
-    check,
-    fetch,
-    judging_test_file,
-    local_jobs,
-    split_of,
-    unpack,
-)
-from pyharness.mutate import OPERATORS, mutate, sites
+from pyharness.evals.mutants import MutantJob, build, check, judging_test_file, local_jobs, split_of
+from pyharness.evals.projects import Project, fetch, unpack
+from pyharness.evals.mutate import OPERATORS, mutate, sites
 
 FIXTURE = Path(__file__).parent / "data" / "mutant_project"
 SOURCE = '''def f(a, b=3):

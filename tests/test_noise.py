@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pyharness.harness.noise import PYTEST_QUIET_ARGS, QUIET_ENV, normalise, truncate
+from pyharness.workspace.noise import PYTEST_QUIET_ARGS, QUIET_ENV, normalise, truncate
 
 DATA = Path(__file__).parent / "data" / "noise"
 ROOTS = {entry["file"]: entry["root"] for entry in json.loads((DATA / "roots.json").read_text(encoding="utf-8"))}

@@ -10,13 +10,13 @@ from fake_openai import FakeOpenAI, delta
 from runkit import LOOP_LAYERS
 from typer.testing import CliRunner
 
-from pyharness.cli import app
+from pyharness.cli.main import app
 from pyharness.errors import ModelError
 from pyharness.models.base import ChatOptions
 from pyharness.models.openai import OpenAIModel, parse_openai_spec
 from pyharness.models.resolve import resolve_model
 from pyharness.models.retry import chat_with_retries
-from pyharness.transcript import latest_runs, read_transcript
+from pyharness.loop.transcript import latest_runs, read_transcript
 
 MESSAGES = [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "Say hello."}]
 STOPS = ["\nObservation:", "\nThought:", "<|im_end|>", "<|endoftext|>", "\nUser:"]

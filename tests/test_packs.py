@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from pyharness.cli import app
+from pyharness.cli.main import app
 from pyharness.errors import ModelError
 from pyharness.models import packs
 from pyharness.models.packs import DEFAULT_PACK, PACKS, Pack, is_present, pack_path, pull, resolve_pack_spec, verify

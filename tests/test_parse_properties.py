@@ -12,13 +12,13 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from actions import CORE
-from actions.edit import Args as EditArgs
-from actions.edit import blocks
+from pyharness.actions import CORE
+from pyharness.actions.edit import Args as EditArgs
+from pyharness.actions.edit import blocks
 from pyharness.errors import FormatError
 from pyharness.harness.pipeline import HarnessConfig, Pipeline
 from pyharness.harness.repair import PLACEHOLDERS
-from pyharness.jobs import MODE_ACTIONS
+from pyharness.loop.jobs import MODE_ACTIONS
 
 NAMES = sorted({name for action in CORE.values() for name in (action.name, *action.aliases)})
 FRAGMENTS = [

@@ -1,9 +1,9 @@
 """repair.prose_edit: an edit the model states in words becomes the edit it meant."""
 
-from actions import CORE
+from pyharness.actions import CORE
 from pyharness.harness.pipeline import HarnessConfig, Pipeline
 from pyharness.harness.prose import prose_edit
-from pyharness.jobs import MODE_ACTIONS
+from pyharness.loop.jobs import MODE_ACTIONS
 
 SOURCES = {
     "orders/pricing.py": (
@@ -98,11 +98,13 @@ def test_fix_job_ends_in_one_step_from_the_recorded_reply(orders, drive):
 def test_a_body_less_write_is_continued_by_prefill_in_the_same_step(tmp_path):
     from pathlib import Path
 
-    from pyharness.evals import make_stdout_repo, task_message
-    from pyharness.evalsuites import parse_task
+    from pyharness.evals.runner import make_stdout_repo
+
+    from pyharness.evals.tasks import task_message
+    from pyharness.evals.tasks import parse_task
     from pyharness.models.scripted import ScriptedModel
-    from pyharness.session import run_job
-    from pyharness.transcript import read_transcript
+    from pyharness.loop.session import run_job
+    from pyharness.loop.transcript import read_transcript
 
     task = parse_task(
         {"id": "up", "prompt": "Print the line in upper case.", "reference": "print(input().upper())\n",

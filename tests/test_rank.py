@@ -3,8 +3,8 @@
 import pytest
 from pydantic import BaseModel
 
-from actions import CORE
-from actions.base import Action, Observation
+from pyharness.actions import CORE
+from pyharness.actions.base import Action, Observation
 from pyharness.harness.rank import choose, rank
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from typer.testing import CliRunner
 
-from pyharness.cli import app
+from pyharness.cli.main import app
 
 ROOT = Path(__file__).parents[1]
 KNOWN = {"make", "pipx", "uv", "source", "ph", ".venv/bin/ph"}
@@ -77,4 +77,4 @@ def test_every_setup_command_is_known_and_true():
 
 def test_the_console_script_is_ph():
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"]
-    assert scripts == {"ph": "pyharness.cli:app"}
+    assert scripts == {"ph": "pyharness.cli.main:app"}

@@ -2,9 +2,9 @@
 
 from pathlib import Path
 
-from actions import CORE
+from pyharness.actions import CORE
 from pyharness.harness.pipeline import HarnessConfig, Pipeline
-from pyharness.jobs import MODE_ACTIONS
+from pyharness.loop.jobs import MODE_ACTIONS
 from pyharness.models.scripted import load_replies
 
 RECORDED = Path(__file__).parent / "data" / "recorded"
@@ -36,7 +36,7 @@ def test_recorded_fix_plan_parses_into_four_actions_with_the_edit_intact():
 
 
 def test_recorded_fix_edit_applies_despite_the_copied_indent():
-    from actions.edit import Args, apply, blocks
+    from pyharness.actions.edit import Args, apply, blocks
 
     replies = load_replies(RECORDED / "demo-fix.jsonl")
     edit = pipeline("fix").process_all(replies[1])[1]

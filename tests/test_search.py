@@ -6,14 +6,15 @@ import json
 import subprocess
 from pathlib import Path
 
-from pyharness.agent import AgentConfig
-from pyharness.demo import make_repo
-from pyharness.evals import make_stdout_repo, task_message
-from pyharness.evalsuites import Case, StdoutTask
+from pyharness.loop.agent import AgentConfig
+from pyharness.evals.demo import make_repo
+from pyharness.evals.runner import make_stdout_repo
+from pyharness.evals.tasks import task_message
+from pyharness.evals.tasks import Case, StdoutTask
 from pyharness.harness.pipeline import LAYERS, HarnessConfig
 from pyharness.models.scripted import ScriptedModel
-from pyharness.session import run_job
-from pyharness.transcript import read_transcript
+from pyharness.loop.session import run_job
+from pyharness.loop.transcript import read_transcript
 
 EVALS = Path(__file__).resolve().parents[1] / "evals"
 
@@ -132,7 +133,7 @@ def test_fix_keeps_a_better_candidate_after_a_worse_one(tmp_path, demo_jobs):
 
 
 def test_fix_runs_the_suite_only_for_a_candidate_that_passes_a_failing_test(tmp_path, demo_jobs, monkeypatch):
-    from pyharness import verdicts
+    from pyharness.search import verdicts
 
     runs = []
 
@@ -158,7 +159,7 @@ def test_fix_runs_the_suite_only_for_a_candidate_that_passes_a_failing_test(tmp_
 
 
 def test_fix_with_named_tests_judges_by_those_tests_not_the_whole_suite(tmp_path):
-    from pyharness.gitops import snapshot_repo
+    from pyharness.workspace.gitops import snapshot_repo
 
     repo = tmp_path / "repo"
     (repo / "tests").mkdir(parents=True)
@@ -219,7 +220,7 @@ def test_function_task_examples_from_its_text_choose(tmp_path):
 
 
 def test_examples_are_read_from_doctests_and_prose_with_literal_arguments_only():
-    from pyharness.taskchecks import read_checks, run_checks
+    from pyharness.search.taskchecks import read_checks, run_checks
 
     text = '''def f(s, c):
     """
@@ -367,14 +368,14 @@ def test_fix_spec_framing_hides_the_buggy_body_and_its_rewrite_is_merged(tmp_pat
 
 
 def test_eval_schedule_presets_are_an_axis():
-    from pyharness.evalconfig import parse_configs
-    from pyharness.search import PRESETS
+    from pyharness.evals.configs import parse_configs
+    from pyharness.search.schedule import PRESETS
 
     configs = parse_configs(["harness=on schedule=default,spec"])
     assert [c.name for c in configs] == ["harness=on schedule=default", "harness=on schedule=spec"]
     assert "spec@" in PRESETS["spec"]["fix"] and PRESETS["default"] == {}
-    from pyharness.candidates import parse_schedule
-    from pyharness.search import FIX_SCHEDULE
+    from pyharness.search.candidates import parse_schedule
+    from pyharness.search.schedule import FIX_SCHEDULE
 
     longer = parse_schedule(PRESETS["long"]["fix"])
     assert len(longer) == 16 and longer[:8] == parse_schedule(FIX_SCHEDULE)
@@ -403,10 +404,10 @@ def test_fix_guesses_that_change_nothing_known_are_no_candidate(tmp_path, demo_j
 
 
 def test_fix_guesses_read_two_line_items_a_fenced_line_alone_and_a_whole_function(tmp_path, demo_jobs):
-    from pyharness.candidates import Framing
-    from pyharness.linetrace import RunTrace
-    from pyharness.suspects import FixTarget
-    from pyharness.workspace import Workspace
+    from pyharness.search.candidates import Framing
+    from pyharness.localise.linetrace import RunTrace
+    from pyharness.search.suspects import FixTarget
+    from pyharness.workspace.tree import Workspace
 
     repo = make_repo(tmp_path / "orders", demo_jobs["fix"])
     ws = Workspace(repo)
@@ -443,3 +444,11 @@ def test_search_and_loop_turns_carry_the_same_reply_fields(tmp_path, demo_jobs):
     assert searched[0]["search"]["origin"] == "greedy" and searched[0]["reply"] == RIGHT_SUM
     assert looped[0]["reply"] == BULK_EDIT and looped[0]["confidence"] >= 0 and "search" not in looped[0]
     assert looped[0]["prompt_tokens"] > 0 and searched[0]["prompt_tokens"] > 0
+
+
+def test_the_schedule_option_names_every_framing():
+    from pyharness.cli.options import SearchOpt
+    from pyharness.search.candidates import KINDS
+
+    said = SearchOpt.__metadata__[0].help
+    assert [kind for kind in KINDS if kind not in said] == []

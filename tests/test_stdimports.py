@@ -5,15 +5,16 @@ from pathlib import Path
 
 import pytest
 
-from pyharness.agent import AgentConfig
-from pyharness.demo import make_repo
-from pyharness.evals import make_stdout_repo, task_message
-from pyharness.evalsuites import Case, StdoutTask
+from pyharness.loop.agent import AgentConfig
+from pyharness.evals.demo import make_repo
+from pyharness.evals.runner import make_stdout_repo
+from pyharness.evals.tasks import task_message
+from pyharness.evals.tasks import Case, StdoutTask
 from pyharness.harness.imports import stdlib_imports, with_stdlib_imports
 from pyharness.harness.pipeline import LAYERS, HarnessConfig
 from pyharness.models.scripted import ScriptedModel
-from pyharness.session import run_job
-from pyharness.transcript import read_transcript
+from pyharness.loop.session import run_job
+from pyharness.loop.transcript import read_transcript
 
 WITHOUT = ",".join(name for name in LAYERS if name != "stdimports")
 

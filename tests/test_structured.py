@@ -1,4 +1,5 @@
-"""protocol=json (pyharness/structured.py): the reply schema, the JSON reply read as a canonical action, the prompt."""
+"""protocol=json (pyharness/harness/structured.py): the reply schema, the JSON reply read as a canonical action, the
+prompt."""
 
 import json
 import subprocess
@@ -6,14 +7,14 @@ import sys
 
 import pytest
 
-from actions import registry
-from pyharness.agent import AgentConfig
+from pyharness.actions import registry
+from pyharness.loop.agent import AgentConfig
 from pyharness.harness.pipeline import HarnessConfig, Pipeline
 from pyharness.models.base import ChatOptions
 from pyharness.models.scripted import ScriptedModel
-from pyharness.prompts import system_prompt
-from pyharness.session import run_job
-from pyharness.structured import as_action_text, example_json, reply_schema
+from pyharness.loop.prompts import system_prompt
+from pyharness.loop.session import run_job
+from pyharness.harness.structured import as_action_text, example_json, reply_schema
 
 
 @pytest.mark.parametrize("harness", ["on", "off"])
@@ -96,8 +97,8 @@ def test_the_protocol_option_is_checked_once_for_every_run_command():
 def test_a_format_error_in_protocol_json_says_how_a_json_reply_looks(tmp_path):
     from pathlib import Path
 
-    from pyharness.structured import JSON_REMINDER
-    from pyharness.transcript import read_transcript
+    from pyharness.harness.structured import JSON_REMINDER
+    from pyharness.loop.transcript import read_transcript
 
     model = ScriptedModel(replies=[json.dumps({"action": "write", "args": {}, "body": "x = 1"})])
     result = run_job(tmp_path, "run", "make a.py", model, config=AgentConfig(max_steps=1, protocol="json"))

@@ -3,7 +3,7 @@
 import os
 import time
 
-from pyharness import testrun
+from pyharness.workspace import testrun
 
 
 def test_prune_keeps_the_newest_and_any_log_written_recently(tmp_path, monkeypatch):

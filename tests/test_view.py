@@ -9,15 +9,15 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from actions.base import Observation
-from pyharness.cli import app
-from pyharness.console import RunView
-from pyharness.evalview import EvalView, show_errors
+from pyharness.actions.base import Observation
+from pyharness.cli.main import app
+from pyharness.cli.console import RunView
+from pyharness.cli.evalview import EvalView, show_errors
 from pyharness.harness.call import ActionCall, Intervention
 from pyharness.models.base import Reply
-from pyharness.recap import Recap, plus_minus, unified
-from pyharness.runs import RunResult
-from pyharness import testrun
+from pyharness.cli.recap import Recap, plus_minus, unified
+from pyharness.loop.runs import RunResult
+from pyharness.workspace import testrun
 from runkit import ANSI, LOOP_LAYERS, on_terminal
 
 BAD = "[bold]x[/bold] [/dim] A[i] \x1b[31m"

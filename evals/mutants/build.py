@@ -10,7 +10,7 @@ import json
 import sys
 import time
 
-from pyharness import mutants
+from pyharness.evals import mutants, projects
 
 # jobs wanted per project and how they spread over modules; sympy is the large tree (>= 40 jobs asked for)
 PLAN = {
@@ -27,10 +27,10 @@ def main(names: list[str]) -> None:
     names = names or list(PLAN)
     jobs = [j for j in old if j["project"] not in names]
     for name in names:
-        project = mutants.PROJECTS[name]
+        project = projects.PROJECTS[name]
         started = time.monotonic()
-        tree = mutants.fetch(project)
-        built = mutants.build(tree, name, project.packages, large=project.python_files >= mutants.LARGE_TREE,
+        tree = projects.fetch(project)
+        built = mutants.build(tree, name, project.packages, large=project.python_files >= projects.LARGE_TREE,
                               progress=lambda text: print(f"  {text}", flush=True), **PLAN[name])
         print(f"{name}: {len(built)} jobs in {time.monotonic() - started:.0f} s", flush=True)
         jobs += [j.to_json() for j in built]
@@ -41,7 +41,7 @@ def write(path, jobs: list[dict]) -> None:
     jobs = sorted(jobs, key=lambda j: j["id"])
     header = {"about": "fix jobs seeded into pinned sdists by evals/mutants/build.py; sources are fetched, never "
                        "committed", "projects": {n: {"version": p.version, "sha256": p.sha256, "license": p.license}
-                                                 for n, p in mutants.PROJECTS.items()}}
+                                                 for n, p in projects.PROJECTS.items()}}
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({**header, "jobs": jobs}, indent=1) + "\n", encoding="utf-8")
     print(f"{len(jobs)} jobs -> {path}")

@@ -16,7 +16,7 @@ from collections.abc import Collection
 
 from pyflakes import checker, messages
 
-from pyharness.workspace import Workspace
+from pyharness.workspace.tree import Workspace
 
 PATH_IN_TASK = re.compile(r"\b([\w/]+)\.py\b")
 

@@ -9,9 +9,9 @@ import bisect
 import functools
 import itertools
 import re
-from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from pyharness.harness.call import RawCall
 from pyharness.harness.repair import ArgsLoader
 
 SPECIAL_TOKENS = re.compile(r"<\|(?:im_end|im_start|endoftext|eot_id|end|assistant)\|>")
@@ -32,27 +32,19 @@ NEXT_ACTION = re.compile(
     re.MULTILINE | re.IGNORECASE,
 )
 BLOCK_MARK = re.compile(r"^[ \t]*(```|<{5,9} ?SEARCH|>{5,9} ?REPLACE)([^\n]*)", re.MULTILINE)
+STRICT_LINE = re.compile(r"^Action: ([a-z_]+) (\{.*\})[ \t]*$", re.MULTILINE)
+"""The canonical action line, exactly as the prompts' examples write it."""
+SEARCH_REPLACE = re.compile(
+    r"^[ \t]*<{5,9} ?SEARCH[^\n]*\n(.*?)^[ \t]*={5,9}[ \t]*\n(.*?)^[ \t]*>{5,9} ?REPLACE[^\n]*$",
+    re.MULTILINE | re.DOTALL,
+)
+"""An edit's SEARCH/REPLACE block: the text to find and the text to put in its place."""
 ARGS_LINE = re.compile(r"^\s*(?:Args|Arguments|Action[ _]Input|Input|Parameters)\s*:\s*", re.IGNORECASE)
 OBSERVATION = re.compile(r"^[ \t]*Observation[ \t]*:", re.MULTILINE | re.IGNORECASE)
 NAME_KEYS = ("tool", "name", "function", "action", "tool_name", "command")
 ARG_KEYS = ("arguments", "args", "parameters", "params", "action_input", "input", "tool_input")
 MAX_CANDIDATES = 64
 """Per kind of call shape; a reply holding more actions than this is noise past that point."""
-
-
-@dataclass
-class RawCall:
-    """An action as found in the text, before names and arguments are repaired."""
-
-    name: str
-    args: dict = field(default_factory=dict)
-    positional: list = field(default_factory=list)
-    body: str | None = None
-    """The block after the action line (file content or edit blocks), byte-for-byte."""
-    fixes: list[tuple[str, str]] = field(default_factory=list)
-    start: int = 0
-    end: int = 0
-    """Where this call's text (arguments and body) ends in the reply."""
 
 
 class Block(NamedTuple):
@@ -321,3 +313,11 @@ def _body(rest: str) -> str | None:
     if marker != -1 and (fence == -1 or marker < fence):
         return rest.strip("\n")
     return first_fence(rest)
+
+
+def edit_pairs(args: dict) -> list[tuple[str, str]]:
+    """The (search, replace) pairs of an edit call's arguments: `search`/`replace`, else the SEARCH/REPLACE blocks of
+    its body ([] when it has neither)."""
+    if args.get("search") is not None:
+        return [(args["search"], args.get("replace") or "")]
+    return SEARCH_REPLACE.findall(args.get("body") or "")

@@ -1,23 +1,21 @@
 """The pipeline every reply passes: parse -> repair -> validate, each layer switchable and recorded."""
 
 import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
-from actions.base import Action
 from pyharness.errors import FormatError
-from pyharness.harness.call import ActionCall, Intervention
-from pyharness.harness.parse import OBSERVATION, RawCall, clean, code_blocks, find_calls, first_fence
+from pyharness.harness.call import ActionCall, ActionSpec, Intervention, RawCall
+from pyharness.harness.parse import STRICT_LINE, OBSERVATION, clean, code_blocks, find_calls, first_fence
+from pyharness.harness.examples import EXAMPLE_PATH
 from pyharness.harness.prose import prose_edit
 from pyharness.harness.quotes import ToolOutput
 from pyharness.harness.repair import repair, resolve_name
 
 LAYERS = ("parse", "repair", "validate", "loops", "steer", "context", "noise", "lint", "confidence", "rank", "search",
           "spectrum", "failfirst", "stdimports", "cloze")
-STRICT_LINE = re.compile(r"^Action: ([a-z_]+) (\{.*\})[ \t]*$", re.MULTILINE)
 CHANGES = ("write", "edit")
 """Actions that change files: never run from a reply cut off at the token limit."""
 CUT_OFF = (
@@ -58,7 +56,7 @@ class HarnessConfig:
 class Pipeline:
     """Turns one model reply into one validated `ActionCall`, or raises `FormatError`."""
 
-    def __init__(self, actions: dict[str, Action], config: HarnessConfig, default_write_path: str | None = None):
+    def __init__(self, actions: dict[str, ActionSpec], config: HarnessConfig, default_write_path: str | None = None):
         self.actions = actions
         self.config = config
         self.default_write_path = default_write_path
@@ -259,7 +257,7 @@ class Pipeline:
             [("repair.prose_edit", f"the reply said how to change {path}:{number}; that became the edit")],
         )
 
-    def _validate(self, action: Action, args: dict, fixes: list) -> ActionCall:
+    def _validate(self, action: ActionSpec, args: dict, fixes: list) -> ActionCall:
         try:
             parsed = action.args.model_validate(args)
         except ValidationError as err:
@@ -278,11 +276,9 @@ class Pipeline:
             names.update(action.aliases)
         return names
 
-    def _example_of(self, action: Action) -> str:
+    def _example_of(self, action: ActionSpec) -> str:
         """The action's example, naming the repo's own file when steer knows one."""
         if self.example_path and self.config.on("steer"):
-            from pyharness.prompts import EXAMPLE_PATH
-
             return EXAMPLE_PATH.sub(self.example_path, action.example)
         return action.example
 

@@ -8,10 +8,8 @@ not where the call sits but where its text came from: verbatim from what an acti
 import re
 from collections import deque
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from pyharness.harness.parse import RawCall
+from pyharness.harness.call import RawCall
 
 LINE_NUMBER = re.compile(r"^[ \t]*\d+\| ?", re.MULTILINE)
 """The `  3| ` prefix of read's numbered lines (a model may quote the lines with it or without it)."""
@@ -40,7 +38,7 @@ class ToolOutput:
         if text:
             self.texts.append(_squash(LINE_NUMBER.sub("", text[:MAX_CHARS])))
 
-    def quotes(self, reply: str, raw: "RawCall") -> bool:
+    def quotes(self, reply: str, raw: RawCall) -> bool:
         """True when the call's own text (its action line, or the JSON of a fence or `<tool_call>`) is verbatim in
         a tool result of this run."""
         if not self.texts:

@@ -4,7 +4,7 @@ import math
 import re
 from collections import Counter
 
-from actions.base import Action
+from pyharness.harness.call import ActionSpec
 
 WORD = re.compile(r"[a-z0-9]+")
 K1, B = 1.5, 0.75
@@ -16,12 +16,12 @@ def words(text: str) -> list[str]:
     return [w[:-1] if len(w) > 3 and w.endswith("s") else w for w in WORD.findall(text.lower())]
 
 
-def document(action: Action) -> list[str]:
+def document(action: ActionSpec) -> list[str]:
     """The words an action is found by."""
     return words(" ".join([action.name, action.name, action.description, *action.aliases]))
 
 
-def rank(actions: list[Action], query: str) -> list[tuple[str, float]]:
+def rank(actions: list[ActionSpec], query: str) -> list[tuple[str, float]]:
     """Actions scored by BM25 against the query, best first; ties keep the given order (deterministic)."""
     docs = [document(a) for a in actions]
     if not docs:
@@ -43,7 +43,7 @@ def rank(actions: list[Action], query: str) -> list[tuple[str, float]]:
     return [(name, -neg) for neg, _, name in sorted(scored)]
 
 
-def choose(core: list[Action], extra: list[Action], query: str, shown: int = 3) -> list[Action]:
+def choose(core: list[ActionSpec], extra: list[ActionSpec], query: str, shown: int = 3) -> list[ActionSpec]:
     """The mode's core actions plus the `shown` user actions that best match the task."""
     if not extra:
         return core

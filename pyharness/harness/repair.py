@@ -4,15 +4,12 @@ import ast
 import json
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import json_repair
 
-from actions.base import Action
+from pyharness.harness.call import RawCall
+from pyharness.harness.call import ActionSpec
 from pyharness.errors import FormatError
-
-if TYPE_CHECKING:
-    from pyharness.harness.parse import RawCall
 
 # key -> the argument it usually means; applied only when the action has that argument and not the key.
 SYNONYMS: dict[str, tuple[str, ...]] = {
@@ -66,7 +63,7 @@ def snake(key: str) -> str:
     return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", key).lower().replace("-", "_").strip()
 
 
-def resolve_name(raw: str, actions: dict[str, Action], fixes: list) -> Action:
+def resolve_name(raw: str, actions: dict[str, ActionSpec], fixes: list) -> ActionSpec:
     """Map what the model called the action to a known action, or raise a FormatError naming the choices."""
     name = snake(raw.split(".")[-1].strip("`*\"' "))
     if name in actions:
@@ -81,7 +78,7 @@ def resolve_name(raw: str, actions: dict[str, Action], fixes: list) -> Action:
     raise FormatError(f"unknown action '{raw}'. Use one of: {choices}.")
 
 
-def repair(raw: "RawCall", action: Action, fixes: list) -> dict:
+def repair(raw: RawCall, action: ActionSpec, fixes: list) -> dict:
     """Arguments keyed by the action's own field names, with positional arguments and the body put in place."""
     fields = list(action.args.model_fields)
     args: dict = {}

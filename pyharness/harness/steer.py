@@ -1,17 +1,18 @@
 """steer: per-call hints and refusals that point the model at its next useful action (never a ban)."""
 
-from actions.base import Action
+from pyharness.harness.call import ActionSpec
 from pyharness.errors import ActionError
 from pyharness.harness.call import ActionCall, Intervention
-from pyharness.prompts import example_of
-from pyharness.workspace import Workspace
+from pyharness.harness.examples import example_of
+from pyharness.harness.parse import edit_pairs
+from pyharness.workspace.tree import Workspace
 
 LOOKS = ("read", "list", "search")
 """Actions that only look: repeating one on unchanged files gives nothing new."""
 
 
 def copied_example(
-    call: ActionCall, actions: dict[str, Action], ws: Workspace, default_path: str | None = None
+    call: ActionCall, actions: dict[str, ActionSpec], ws: Workspace, default_path: str | None = None
 ) -> Intervention | None:
     """Refuse a path or code copied from the prompt's examples, naming the repo's real files.
 
@@ -53,7 +54,7 @@ def copied_example(
     return None
 
 
-def next_example(mode: str, actions: dict[str, Action], ws: Workspace, path: str | None = None) -> str:
+def next_example(mode: str, actions: dict[str, ActionSpec], ws: Workspace, path: str | None = None) -> str:
     """The example a format error shows: the action that most likely comes next in this mode, naming `path`
     (a real file of the repo) rather than the made-up one of the action's own example."""
     if mode == "ask":
@@ -77,11 +78,9 @@ def redundant(call: ActionCall, ws: Workspace, looked: set[tuple[str, str]], sta
             current = target.read_text(encoding="utf-8").rstrip("\n") if target.is_file() else None
             return current == call.args["content"].rstrip("\n")
         if call.name == "edit":
-            from actions.edit import Args, blocks
-
             text = ws.read_text(call.args["path"])
-            pairs = blocks(Args(**call.args))
-            return all(s.strip() not in text and r.strip() and r.strip() in text for s, r in pairs)
+            pairs = edit_pairs(call.args)
+            return bool(pairs) and all(s.strip() not in text and r.strip() and r.strip() in text for s, r in pairs)
     except (ActionError, OSError, KeyError, ValueError):
         return False
     return False

@@ -14,7 +14,7 @@ from typing import Any
 from pyharness.errors import InfillUnsupported, ModelError
 from pyharness.models.base import ChatOptions, Infill, InfillOptions, Model, Reply
 from pyharness.models.ollama import EMBEDDED_HINT, has_models
-from pyharness.models.streaming import StreamLimits, timed
+from pyharness.models.streaming import StreamLimits, first_stop, longest_stop, show_before_stop, timed
 
 DEFAULT_BASE_URL = "http://localhost:8000/v1"
 SERVER_STOPS = 4
@@ -94,10 +94,10 @@ class OpenAIModel(Model):
                 if piece:
                     before = len(text)
                     text += piece
-                    cut = _first_stop(text, options.stop, max(len(options.prefix), before - _longest(options.stop)))
+                    cut = first_stop(text, options.stop, max(len(options.prefix), before - longest_stop(options.stop)))
                     if cut is not None:
                         text, ended_here = text[:cut], True
-                    shown = _show(text, shown, [] if ended_here else options.stop, options.on_text)
+                    shown = show_before_stop(text, shown, [] if ended_here else options.stop, options.on_text)
                     if not ended_here and "\n" in piece and options.should_stop and options.should_stop(text):
                         ended_here = True
                     if ended_here:
@@ -107,7 +107,7 @@ class OpenAIModel(Model):
                     finish = choice.finish_reason
             if ended_here:
                 break
-        _show(text, shown, [], options.on_text)
+        show_before_stop(text, shown, [], options.on_text)
         if finish is None:
             raise ModelError(f"the server at {self.base_url} ended the reply before finishing: check that it is "
                              "still running", transient=True)
@@ -152,7 +152,7 @@ class OpenAIModel(Model):
                     text += choice.text or ""
                     given = getattr(choice.logprobs, "token_logprobs", None) or []
                     logprobs.extend(float(lp) for lp in given if lp is not None)
-                    cut = _first_stop(text, options.stop, before - _longest(options.stop))
+                    cut = first_stop(text, options.stop, before - longest_stop(options.stop))
                     if cut is not None:  # a server that ignores stop, or a fifth stop sequence
                         text, finish = text[:cut], "stop_here"
                         break
@@ -344,25 +344,6 @@ class OpenAIModel(Model):
 
 def _has(ids: list[str], model: str) -> bool:
     return model in ids or (":" not in model and f"{model}:latest" in ids)
-
-
-def _first_stop(text: str, stops: list[str], start: int) -> int | None:
-    """Where the earliest stop sequence begins in `text[start:]`, or None."""
-    found = [i for s in stops if s and (i := text.find(s, max(start, 0))) >= 0]
-    return min(found) if found else None
-
-
-def _show(text: str, shown: int, stops: list[str], on_text: Any) -> int:
-    """Hand `on_text` the text after `shown`, but for a tail that may begin a stop sequence; the new `shown`."""
-    held = max((k for s in stops for k in range(1, len(s)) if text.endswith(s[:k])), default=0)
-    upto = max(shown, len(text) - held)
-    if on_text is not None and upto > shown:
-        on_text(text[shown:upto])
-    return upto
-
-
-def _longest(stops: list[str]) -> int:
-    return max((len(s) for s in stops), default=0)
 
 
 def _cached(usage: Any) -> int:

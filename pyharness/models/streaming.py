@@ -1,4 +1,5 @@
-"""Timeouts for a streamed reply that any HTTP backend shares: first token, idle gap, and the whole reply."""
+"""What any HTTP backend's streamed reply shares: timeouts (first token, idle gap, the whole reply) and the stop
+sequences a server does not apply itself (cut where one begins, never show the start of one)."""
 
 import queue
 import threading
@@ -70,3 +71,23 @@ def timed(
             yield item
     finally:
         stop.set()
+
+
+def first_stop(text: str, stops: list[str], start: int) -> int | None:
+    """Where the earliest stop sequence begins in `text[start:]`, or None."""
+    found = [i for s in stops if s and (i := text.find(s, max(start, 0))) >= 0]
+    return min(found) if found else None
+
+
+def show_before_stop(text: str, shown: int, stops: list[str], on_text: Callable[[str], None] | None) -> int:
+    """Hand `on_text` the text after `shown`, but for a tail that may begin a stop sequence; the new `shown`."""
+    held = max((k for s in stops for k in range(1, len(s)) if text.endswith(s[:k])), default=0)
+    upto = max(shown, len(text) - held)
+    if on_text is not None and upto > shown:
+        on_text(text[shown:upto])
+    return upto
+
+
+def longest_stop(stops: list[str]) -> int:
+    """The longest stop sequence's length (how far back a new piece may complete one)."""
+    return max((len(s) for s in stops), default=0)

@@ -5,9 +5,9 @@ import threading
 
 import pytest
 
-from actions import search
-from actions.base import Context
-from pyharness.workspace import Workspace
+from pyharness.actions import search
+from pyharness.actions.base import Context
+from pyharness.workspace.tree import Workspace
 
 
 def within(seconds: float, fn):

@@ -17,14 +17,14 @@ import pytest
 from fake_ollama import FakeOllama, chunk, last
 from rich.console import Console
 
-from pyharness.agent import AgentConfig
-from pyharness.console import RunView, inert, safe
+from pyharness.loop.agent import AgentConfig
+from pyharness.cli.console import RunView, inert, safe
 from pyharness.harness.pipeline import HarnessConfig
-from pyharness.interrupts import FORCED
+from pyharness.workspace.interrupts import FORCED
 from pyharness.models.scripted import ScriptedModel
-from pyharness.session import run_job
-from pyharness.transcript import read_transcript
-from pyharness.workspace import WriteLimit
+from pyharness.loop.session import run_job
+from pyharness.loop.transcript import read_transcript
+from pyharness.workspace.tree import WriteLimit
 
 WT = Path(__file__).resolve().parents[2]
 LOOP = HarnessConfig.parse_spec("on", "parse,repair,validate,loops,steer,context,noise,lint,confidence,rank")
@@ -112,7 +112,7 @@ def test_a_second_ctrl_c_within_2_s_forces_the_exit_while_cleanup_hangs(tree):
     pid_file = tree.base / "child.pid"
     script = textwrap.dedent(f"""
         import subprocess, sys, time
-        from pyharness.interrupts import CtrlC
+        from pyharness.workspace.interrupts import CtrlC
         with CtrlC():
             child = subprocess.Popen(["sleep", "1000"], start_new_session=True)
             open({str(pid_file)!r}, "w").write(str(child.pid))

@@ -15,16 +15,16 @@ from pathlib import Path
 import pytest
 from fake_ollama import FakeOllama, chunk
 
-from pyharness.agent import AgentConfig
+from pyharness.loop.agent import AgentConfig
 from pyharness.errors import FormatError, ModelError, RepeatedFormatError
 from pyharness.harness.pipeline import HarnessConfig
 from pyharness.models.base import ChatOptions
 from pyharness.models.ollama import OllamaModel
 from pyharness.models.retry import chat_with_retries
 from pyharness.models.scripted import ScriptedModel
-from pyharness.session import run_job
-from pyharness.transcript import read_transcript
-from pyharness.undo import undo_last
+from pyharness.loop.session import run_job
+from pyharness.loop.transcript import read_transcript
+from pyharness.workspace.undo import undo_last
 
 WT = Path(__file__).resolve().parents[2]
 LOOP = HarnessConfig.parse_spec("on", "parse,repair,validate,loops,steer,context,noise,lint,confidence,rank")
@@ -205,9 +205,9 @@ def test_a_write_cut_off_at_the_token_limit_is_not_run_and_the_model_is_told_to_
 @pytest.mark.case(49)
 def test_a_cut_off_reply_never_runs_a_write_even_when_it_parses():
     """llama.cpp's finish_reason 'length' and Ollama's done_reason 'length' both arrive as a truncated reply."""
-    from actions import CORE
+    from pyharness.actions import CORE
     from pyharness.harness.pipeline import Pipeline
-    from pyharness.jobs import MODE_ACTIONS
+    from pyharness.loop.jobs import MODE_ACTIONS
 
     for config in (HarnessConfig(), HarnessConfig.off()):
         p = Pipeline({n: CORE[n] for n in MODE_ACTIONS["fix"]}, config)

@@ -15,15 +15,15 @@ from hypothesis import strategies as st
 import test_parse_properties
 from test_parse_properties import FRAGMENTS
 
-from actions import CORE
-from pyharness.agent import AgentConfig
+from pyharness.actions import CORE
+from pyharness.loop.agent import AgentConfig
 from pyharness.errors import FormatError
 from pyharness.harness.call import ActionCall
 from pyharness.harness.pipeline import HarnessConfig, Pipeline
-from pyharness.jobs import MODE_ACTIONS
+from pyharness.loop.jobs import MODE_ACTIONS
 from pyharness.models.scripted import ScriptedModel
-from pyharness.session import run_job
-from pyharness.transcript import read_transcript
+from pyharness.loop.session import run_job
+from pyharness.loop.transcript import read_transcript
 
 LOOP = HarnessConfig.parse_spec("on", "parse,repair,validate,loops,steer,context,noise,lint,confidence,rank")
 LIMIT = 100_000

@@ -1,4 +1,4 @@
-"""Path containment, SAFETY-CASES.md cases 1-13: every path goes through pyharness/paths.py's one resolver."""
+"""Path containment, SAFETY-CASES.md cases 1-13: every path goes through pyharness/workspace/paths.py's one resolver."""
 
 import os
 import time
@@ -8,16 +8,16 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from actions.base import Context
-from pyharness.agent import AgentConfig
+from pyharness.actions.base import Context
+from pyharness.loop.agent import AgentConfig
 from pyharness.errors import ActionError
 from pyharness.harness.pipeline import HarnessConfig
 from pyharness.models.scripted import ScriptedModel
-from pyharness.paths import PolicyError
-from pyharness.paths import resolve as resolve_path
-from pyharness.session import run_job
-from pyharness.transcript import read_transcript
-from pyharness.workspace import Workspace
+from pyharness.workspace.paths import PolicyError
+from pyharness.workspace.paths import resolve as resolve_path
+from pyharness.loop.session import run_job
+from pyharness.loop.transcript import read_transcript
+from pyharness.workspace.tree import Workspace
 from safetree import _snapshot
 
 LAYERS = "parse,repair,validate,steer,context,noise,lint"
@@ -49,7 +49,7 @@ def refused(turn: dict, *words: str) -> None:
 
 
 def call(ws: Workspace, action: str, **args):
-    from actions import CORE
+    from pyharness.actions import CORE
 
     spec = CORE[action]
     return spec.run(spec.args(**args), Context(workspace=ws))
@@ -77,7 +77,7 @@ def test_absolute_paths(tree):
         ws.read_text("/etc/passwd")
     assert not (tree.outside / "abs.txt").exists()
     assert tree.repo_hash() == before
-    # documented choice (pyharness/paths.py): an absolute path inside the repo is accepted
+    # documented choice (pyharness/workspace/paths.py): an absolute path inside the repo is accepted
     assert ws.read_text(str(tree.repo / "a.py")) == "a = 1\n"
     ws.write_text(str(tree.repo / "a.py"), "a = 2\n")
     assert (tree.repo / "a.py").read_text() == "a = 2\n"

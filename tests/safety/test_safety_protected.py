@@ -4,18 +4,18 @@ from pathlib import Path
 
 import pytest
 
-from actions import CORE
-from actions.base import Context
-from pyharness import sandbox
-from pyharness.agent import AgentConfig
+from pyharness.actions import CORE
+from pyharness.actions.base import Context
+from pyharness.workspace import sandbox
+from pyharness.loop.agent import AgentConfig
 from pyharness.errors import ActionError
 from pyharness.harness.pipeline import HarnessConfig
 from pyharness.models.scripted import ScriptedModel
-from pyharness.paths import PolicyError
-from pyharness.protect import collected_files
-from pyharness.session import run_job
-from pyharness.transcript import read_transcript
-from pyharness.workspace import Workspace
+from pyharness.workspace.paths import PolicyError
+from pyharness.workspace.protect import collected_files
+from pyharness.loop.session import run_job
+from pyharness.loop.transcript import read_transcript
+from pyharness.workspace.tree import Workspace
 from safetree import _snapshot
 
 LAYERS = "parse,repair,validate,steer,context,noise,lint"

@@ -1,5 +1,5 @@
 """Second list, cases 60, 62, 63 and 65: the sandbox every run of repo or model code goes through, and the verdict
-channel the tests cannot write (pyharness/sandbox.py, pyharness/sandbox_exec.py, ph_pytest_report)."""
+channel the tests cannot write (pyharness/workspace/sandbox.py, sandbox_exec.py, ph_pytest_report)."""
 
 import os
 import subprocess
@@ -10,14 +10,14 @@ from pathlib import Path
 import psutil
 import pytest
 
-from pyharness.agent import AgentConfig
-from pyharness.evalsuites import Case, run_case
+from pyharness.loop.agent import AgentConfig
+from pyharness.evals.tasks import Case, run_case
 from pyharness.harness.pipeline import HarnessConfig
 from pyharness.models.scripted import ScriptedModel
-from pyharness.procs import clean_env, run_once
-from pyharness.session import run_job
-from pyharness.taskchecks import CallCheck, run_checks
-from pyharness.testrun import parse_pytest_output, run_pytest
+from pyharness.workspace.procs import clean_env, run_once
+from pyharness.loop.session import run_job
+from pyharness.search.taskchecks import CallCheck, run_checks
+from pyharness.workspace.testrun import parse_pytest_output, run_pytest
 
 DONE = 'Action: done {"summary": "done"}'
 OFF = HarnessConfig.parse_spec("off", None)
@@ -153,7 +153,7 @@ def test_a_test_file_changed_by_a_test_run_ends_the_fix_run_invalid_at_once(tree
             "_t = pathlib.Path(__file__).resolve().parent / 'tests' / 'test_calc.py'\n"
             "try:\n    _t.write_text(_t.read_text() + '\\n# touched\\n')\nexcept OSError:\n    pass\n\n"
             "def add(a, b):\n    return a + b\n")
-    from pyharness import sandbox
+    from pyharness.workspace import sandbox
 
     with sandbox.override(False):  # only without the sandbox can it write there: the check after the run sees it
         result = run_job(tree.repo, "fix", "", ScriptedModel(replies=[write("calc.py", evil), DONE, DONE]),
@@ -202,8 +202,8 @@ def test_without_the_sandbox_a_run_says_so(tree):
 
 
 def test_doctor_reports_the_sandbox_and_a_missing_one_needs_no_sandbox(monkeypatch):
-    from pyharness import sandbox
-    from pyharness.doctor import sandbox_check
+    from pyharness.workspace import sandbox
+    from pyharness.cli.doctor import sandbox_check
 
     line = sandbox_check()
     assert line.ok and line.name == "sandbox" and f"Landlock ABI {sandbox.support().landlock_abi}" in line.note

@@ -2,8 +2,8 @@
 
 import pytest
 
-from pyharness.candidates import AddTarget
-from pyharness.workspace import Workspace
+from pyharness.search.candidates import AddTarget
+from pyharness.workspace.tree import Workspace
 
 
 @pytest.mark.case(74)

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from pyharness.agent import AgentConfig
+from pyharness.loop.agent import AgentConfig
 from pyharness.harness.pipeline import HarnessConfig
 from pyharness.models.scripted import ScriptedModel
-from pyharness.session import run_job
-from pyharness.testrun import run_pytest
-from pyharness.transcript import read_transcript
-from pyharness.treecopy import copy_tree
+from pyharness.loop.session import run_job
+from pyharness.workspace.testrun import run_pytest
+from pyharness.loop.transcript import read_transcript
+from pyharness.workspace.treecopy import copy_tree
 
 GREEN_TEST = "def test_ok():\n    assert True\n"
 

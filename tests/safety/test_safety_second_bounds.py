@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from actions import search
-from pyharness.agent import AgentConfig
-from pyharness.harness.noise import normalise
+from pyharness.actions import search
+from pyharness.loop.agent import AgentConfig
+from pyharness.workspace.noise import normalise
 from pyharness.harness.pipeline import HarnessConfig
 from pyharness.models.scripted import ScriptedModel
-from pyharness.session import run_job
-from pyharness.testrun import parse_pytest_output, run_pytest
-from pyharness.transcript import read_transcript
+from pyharness.loop.session import run_job
+from pyharness.workspace.testrun import parse_pytest_output, run_pytest
+from pyharness.loop.transcript import read_transcript
 
 RUN_SECONDS = 30.0
 """The run's time budget in these tests."""

@@ -59,7 +59,7 @@ def test_a_repo_cannot_send_the_api_key_to_a_local_port_it_picked(tree, tmp_path
 
 @pytest.mark.case(75)
 def test_the_users_config_wins_over_the_repos_model(tree, tmp_path, monkeypatch):
-    from pyharness.config import effective
+    from pyharness.cli.config import effective
 
     tree.write("pyproject.toml", "[tool.ph]\nmodel = 'ollama:repo-choice'\n")
     user = tmp_path / "user.toml"

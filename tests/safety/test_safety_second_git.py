@@ -4,7 +4,7 @@ import subprocess
 
 import pytest
 
-from pyharness.gitops import listed_files, toplevel
+from pyharness.workspace.gitops import listed_files, toplevel
 
 
 @pytest.mark.case(70)

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from actions import CORE
-from actions.base import Context
+from pyharness.actions import CORE
+from pyharness.actions.base import Context
 from pyharness.errors import ActionError
-from pyharness.redact import redact
-from pyharness.testrun import run_pytest
-from pyharness.workspace import Workspace
+from pyharness.workspace.redact import redact
+from pyharness.workspace.testrun import run_pytest
+from pyharness.workspace.tree import Workspace
 
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq9EXAMPLE"
 ODD_SECRET = "v4lue-with-no-known-shape-91"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from safetree import _snapshot
 
-from pyharness.console import inert
+from pyharness.cli.console import inert
 
 DONE = 'Action: done {"summary": "done"}'
 C1_NAME = "bill\u009b2J\u009d0;owned\u009c.py"

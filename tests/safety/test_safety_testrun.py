@@ -13,16 +13,16 @@ from pathlib import Path
 import psutil
 import pytest
 
-from pyharness.agent import AgentConfig
-from pyharness.evalsuites import Case, run_case
+from pyharness.loop.agent import AgentConfig
+from pyharness.evals.tasks import Case, run_case
 from pyharness.harness.pipeline import HarnessConfig
-from pyharness.linetrace import trace_test
+from pyharness.localise.linetrace import trace_test
 from pyharness.models.scripted import ScriptedModel
-from pyharness.procs import clean_env
-from pyharness.session import run_job
-from pyharness.taskchecks import CallCheck, run_checks
-from pyharness.testrun import run_pytest
-from pyharness.transcript import read_transcript
+from pyharness.workspace.procs import clean_env
+from pyharness.loop.session import run_job
+from pyharness.search.taskchecks import CallCheck, run_checks
+from pyharness.workspace.testrun import run_pytest
+from pyharness.loop.transcript import read_transcript
 
 WT = Path(__file__).resolve().parents[2]
 
@@ -133,7 +133,7 @@ def test_background_grandchildren_are_gone_after_a_timeout(tree):
 DRIVER = """
 import sys
 from pathlib import Path
-from pyharness.testrun import run_pytest
+from pyharness.workspace.testrun import run_pytest
 try:
     run_pytest(Path(sys.argv[1]), timeout=120)
 except KeyboardInterrupt:

@@ -8,10 +8,10 @@ import sys
 import pytest
 
 from pyharness.errors import UserError
-from pyharness.gitops import run as git
+from pyharness.workspace.gitops import run as git
 from pyharness.models.scripted import ScriptedModel
-from pyharness.redact import redact
-from pyharness.session import run_job
+from pyharness.workspace.redact import redact
+from pyharness.loop.session import run_job
 
 AWS = "AKIA" + "IOSFODNN7EXAMPLE"
 GITHUB = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
@@ -122,7 +122,7 @@ def test_ordinary_text_is_left_alone():
 
 @pytest.mark.case(58)
 def test_a_test_runs_log_on_disk_is_redacted(tree):
-    from pyharness.testrun import run_pytest
+    from pyharness.workspace.testrun import run_pytest
 
     key = "AKIA" + "ABCDEFGHIJKLMNOP"
     tree.write("tests/test_leak.py", f"def test_leak():\n    print('{key}')\n    assert False\n")

@@ -13,11 +13,11 @@ import pytest
 from safetree import _snapshot
 
 from pyharness.errors import UserError
-from pyharness.gitops import run as git
-from pyharness.lock import RepoLock
+from pyharness.workspace.gitops import run as git
+from pyharness.workspace.lock import RepoLock
 from pyharness.models.scripted import ScriptedModel
-from pyharness.session import run_job
-from pyharness.undo import journal_dir, pending, undo_last
+from pyharness.loop.session import run_job
+from pyharness.workspace.undo import journal_dir, pending, undo_last
 
 DONE = 'Action: done {"summary": "done"}'
 
@@ -84,7 +84,7 @@ KILLED_RUN = """
 import os, signal, sys, time
 sys.path.insert(0, {tests!r})
 from test_safety_undo import SignalAt, write, DONE
-from pyharness.session import run_job
+from pyharness.loop.session import run_job
 model = SignalAt([write("a.py", "A = 2\\n"), write("b.py", "B = 2\\n"), write("c.py", "C = 1\\n"), DONE],
                  at={at}, sig=signal.SIGKILL)
 {patch}
@@ -342,7 +342,7 @@ def git_dir_absent(repo: Path) -> bool:
 
 
 def git_top(repo: Path) -> str | None:
-    from pyharness.gitops import GitError
+    from pyharness.workspace.gitops import GitError
 
     try:
         return git(repo, "rev-parse", "--show-toplevel").strip()
@@ -360,7 +360,7 @@ def test_the_journal_lives_outside_the_repo(tree, state_dir):
 
 
 def test_state_unused_for_the_age_limit_is_pruned_and_a_state_dir_inside_the_repo_is_refused(tree, monkeypatch):
-    from pyharness.lock import STATE_MAX_AGE, repo_state_dir
+    from pyharness.workspace.lock import STATE_MAX_AGE, repo_state_dir
 
     recent, old = tree.base / "recent", tree.base / "old"
     recent.mkdir()

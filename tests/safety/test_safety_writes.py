@@ -5,16 +5,16 @@ from pathlib import Path
 
 import pytest
 
-from actions import CORE
-from actions.base import Context
-from pyharness.agent import AgentConfig
+from pyharness.actions import CORE
+from pyharness.actions.base import Context
+from pyharness.loop.agent import AgentConfig
 from pyharness.errors import ActionError
 from pyharness.harness.pipeline import HarnessConfig
 from pyharness.models.scripted import ScriptedModel
-from pyharness.session import run_job
-from pyharness.transcript import read_transcript
-from pyharness.undo import undo_last
-from pyharness.workspace import WriteLimit, Workspace
+from pyharness.loop.session import run_job
+from pyharness.loop.transcript import read_transcript
+from pyharness.workspace.undo import undo_last
+from pyharness.workspace.tree import WriteLimit, Workspace
 
 LAYERS = "parse,repair,validate,steer,context,noise,lint"
 

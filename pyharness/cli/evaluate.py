@@ -1,0 +1,162 @@
+"""`ph eval`: run an eval suite over tasks, models and configurations, and report."""
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from pyharness.cli.app import app, fail
+from pyharness.cli.options import JsonOpt, SandboxOpt, SearchOpt, StepsOpt, agent_config, positive, use_sandbox
+
+
+@app.command("eval", epilog="Example: ph eval jobs --model ollama:qwen2.5-coder:7b --configs harness=on,off --repeat 3")
+def eval_(
+    suite: Annotated[
+        str, typer.Argument(help="stdout, humaneval, jobs, mutants (mutants:dev, mutants:all), or a task folder.")
+    ],
+    tasks: Annotated[
+        str | None, typer.Option("--tasks", help="Glob on task ids (commas for several), or @FILE listing ids.")
+    ] = None,
+    model: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--model", "-m", help="Model spec; repeat to compare models. scripted:DIR reads DIR/<task id>.json."
+        ),
+    ] = None,
+    repeat: Annotated[int, typer.Option("--repeat", min=1, help="Runs of each task per configuration.")] = 1,
+    configs: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--configs",
+            help="Configurations, e.g. harness=on,off (axes: harness; protocol text, json = schema-held JSON "
+                 "replies, oneshot = one reply, no harness; "
+                 "schedule, a search preset; without=LAYER, harness=on with one layer off).",
+        ),
+    ] = None,
+    workers: Annotated[int, typer.Option("--workers", min=1, help="Tasks run in parallel threads.")] = 1,
+    out: Annotated[Path | None, typer.Option("--out", help="Results folder (default out/eval-SUITE).")] = None,
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check",
+            help="Sanity-check every task first (reference passes, "
+            "empty fails); failing tasks are listed and left out.",
+        ),
+    ] = False,
+    max_steps: StepsOpt = 20,
+    max_seconds: Annotated[
+        float, typer.Option("--max-seconds", callback=positive, help="Wall-clock budget per run, in seconds.")
+    ] = 900.0,
+    retry_errors: Annotated[
+        bool, typer.Option("--retry-errors", help="Run again the runs that ended in a model error.")
+    ] = False,
+    search_schedule: SearchOpt = None,
+    from_path: Annotated[
+        Path | None,
+        typer.Option("--from", help="mutants only: build the jobs from a local project with a tests folder."),
+    ] = None,
+    sandbox: SandboxOpt = True,
+    json_out: JsonOpt = False,
+) -> None:
+    """Run an eval suite: each task x model x configuration x repeat, interleaved, resumable, with a report."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from rich.console import Console
+
+    from pyharness.errors import ModelError, UserError
+    from pyharness.evals.report import intervention_lines, latest, read_results, summary_table, write_reports
+    from pyharness.evals.configs import parse_configs
+    from pyharness.evals.runner import EvalPlan, Models, pending, plan_records, run_eval
+    from pyharness.evals.suites import check_task, load_suite
+    from pyharness.evals.tasks import select
+    from pyharness.cli.evalview import EvalView, show_errors
+    from pyharness.evals.mutants import mutant_counts
+
+    console = Console(soft_wrap=True, highlight=False, stderr=json_out)  # --json: stdout holds only the object
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    as_json = "eval" if json_out else None
+    folder = out
+    use_sandbox(sandbox, as_json)
+    try:
+        plan_configs = parse_configs(configs)
+        if from_path is not None:
+            from pyharness.evals.tasks import Suite
+            from pyharness.evals.mutants import local_jobs
+
+            if suite != "mutants":
+                raise UserError("--from goes with the mutants suite: ph eval mutants --from PATH")
+            loaded = Suite(f"mutants-{Path(from_path).resolve().name}",
+                           local_jobs(from_path, progress=lambda text: err.print(text, markup=False)))
+        else:
+            loaded = load_suite(suite)
+        for problem in loaded.problems:
+            err.print(f"[yellow]skipped[/yellow] {problem}")
+        chosen = select(loaded.tasks, tasks)
+        if check:
+            with ThreadPoolExecutor(max_workers=4) as pool:
+                verdicts = list(pool.map(check_task, chosen))
+            bad = {v.task for v in verdicts if not v.ok}
+            for verdict in verdicts:
+                if not verdict.ok:
+                    err.print(f"[red]excluded[/red] {verdict.task}: {verdict.note}")
+            console.print(
+                f"check: {len(verdicts) - len(bad)}/{len(verdicts)} tasks sound"
+                + (f", {len(bad)} excluded" if bad else "")
+            )
+            chosen = [t for t in chosen if t.id not in bad]
+            if loaded.name.startswith("mutants"):
+                for line in mutant_counts(chosen):
+                    console.print(line, markup=False)
+            if not model:
+                code = 1 if bad or loaded.problems else 0
+                if json_out:
+                    from pyharness.cli.jsonview import write
+
+                    write({"command": "eval", "suite": loaded.name, "exit_code": code, "checked": len(verdicts),
+                           "excluded": {v.task: v.note for v in verdicts if not v.ok}, "problems": loaded.problems})
+                raise typer.Exit(code)
+        if not model:
+            raise UserError("name a model: --model llamacpp:qwen2.5-coder-1.5b, ollama:NAME or scripted:PATH")
+        if not chosen:
+            raise UserError("no tasks left to run")
+        models = Models(model)
+        if models.in_process and workers > 1:
+            err.print("note: a llama.cpp model runs in this process and cannot serve two threads: using 1 worker")
+            workers = 1
+        folder = out or Path("out") / f"eval-{loaded.name}"
+        plan = EvalPlan(
+            loaded.name, chosen, model, plan_configs, repeat, agent_config(max_steps, max_seconds, search_schedule)
+        )
+        todo = len(pending(plan, folder / "results.jsonl", retry_errors))
+        console.print(
+            f"eval {loaded.name}: {len(chosen)} tasks x {len(model)} model(s) x {len(plan_configs)} "
+            f"config(s) x {repeat} repeat(s) -> {folder}"
+            + (f" (resuming: {todo} runs left)" if (folder / "results.jsonl").exists() else "")
+        )
+        with EvalView(todo, with_model=len(model) > 1, console=err) as view:
+            run_eval(plan, folder, models, workers=workers, retry_errors=retry_errors, on_result=view)
+    except (ModelError, UserError, ValueError) as error:
+        fail(str(error), json_command=as_json)
+        return
+    except KeyboardInterrupt:
+        fail(
+            "interrupted"
+            + (f"; finished runs are in {folder / 'results.jsonl'}: run the same command to resume" if folder else ""),
+            130,
+            json_command=as_json,
+        )
+        return
+    records, problems = read_results(folder / "results.jsonl")
+    for problem in problems:
+        err.print(f"[yellow]note[/yellow] {problem}")
+    title = f"ph eval {loaded.name}"
+    summaries, chart = write_reports(folder, plan_records(plan, records), title, notes=loaded.problems)
+    console.print(summary_table(summaries, title))
+    for line in intervention_lines(summaries):
+        console.print(f"interventions {line}")
+    show_errors(err, latest(plan_records(plan, records)))
+    console.print(f"results: {folder / 'results.jsonl'}\nsummary: {folder / 'summary.md'}\n{chart}")
+    if json_out:
+        from pyharness.cli.jsonview import summaries_object, write
+
+        write(summaries_object(loaded.name, summaries, folder))

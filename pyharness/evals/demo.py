@@ -1,0 +1,103 @@
+"""`ph demo`: the four first-run jobs on a fresh copy of demo/orders, each checked independently."""
+
+import json
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib.resources import files
+from pathlib import Path
+
+from pyharness.loop.agent import AgentConfig, RunResult
+from pyharness.workspace.gitops import snapshot_repo
+from pyharness.harness.pipeline import HarnessConfig
+from pyharness.models.base import Model
+from pyharness.loop.session import run_job
+from pyharness.workspace.testrun import run_pytest
+from pyharness.workspace.tree import SKIP_DIRS
+
+
+def demo_root() -> Path:
+    """Where demo/ lives: inside the installed package, or next to it in a source checkout."""
+    return Path(str(files("pyharness.demo_repo")))
+
+
+def load_jobs(root: Path | None = None) -> list[dict]:
+    """The demo's job descriptions (demo/jobs.json)."""
+    return json.loads(((root or demo_root()) / "jobs.json").read_text(encoding="utf-8"))
+
+
+@dataclass
+class DemoOutcome:
+    """One demo job: did the harness finish it, and did the independent check pass."""
+
+    name: str
+    result: RunResult
+    ok: bool
+    note: str
+
+
+def make_repo(dest: Path, job: dict, root: Path | None = None, source: Path | None = None) -> Path:
+    """A git-initialised copy of the job's repo (default demo/orders) with the job's seed applied."""
+    source = source or (root or demo_root()) / "orders"
+    shutil.copytree(source, dest, ignore=shutil.ignore_patterns(*SKIP_DIRS))
+    snapshot_repo(dest, "demo: clean")
+    for patch in job.get("seed", []):
+        apply_patch(dest, patch)
+    return dest
+
+
+def apply_patch(repo: Path, patch: dict) -> None:
+    """Apply one {path, find, replace} text patch (an empty find creates the file)."""
+    target = repo / patch["path"]
+    if not patch["find"]:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(patch["replace"], encoding="utf-8")
+        return
+    text = target.read_text(encoding="utf-8")
+    if text.count(patch["find"]) != 1:
+        raise ValueError(f"demo patch: {patch['find']!r} must occur once in {patch['path']}")
+    target.write_text(text.replace(patch["find"], patch["replace"]), encoding="utf-8")
+
+
+def check(job: dict, repo: Path, result: RunResult, root: Path | None = None) -> tuple[bool, str]:
+    """The job's own check, independent of the harness's acceptance rule."""
+    if result.outcome != "done":
+        return False, result.reason
+    if job["mode"] == "ask":
+        answer = result.answer.lower()
+        spec = job["check"]
+        missing = [s for s in spec.get("answer_contains_all", []) if s.lower() not in answer]
+        anyof = spec.get("answer_contains_any", [])
+        if missing or (anyof and not any(s.lower() in answer for s in anyof)):
+            return False, f"answer lacks {missing or anyof}: {result.answer[:80]}"
+        return True, result.answer.strip().splitlines()[0][:80]
+    if job["mode"] == "fix":
+        run = run_pytest(repo, job["check"]["tests_pass"])
+        return run.green, f"{', '.join(job['check']['tests_pass'])}: {run.summary()}"
+    hidden = (root or demo_root()) / job["hidden_test"]
+    dest = repo / "tests" / hidden.name
+    shutil.copy2(hidden, dest)
+    run = run_pytest(repo, [f"tests/{hidden.name}"])
+    return run.green, f"hidden check: {run.summary()}"
+
+
+def run_demo(model: Model, *, harness: HarnessConfig | None = None, config: AgentConfig | None = None,
+             only: list[str] | None = None, emit: Callable[..., None] | None = None,
+             announce: Callable[[str], None] = lambda text: None, keep: Path | None = None) -> list[DemoOutcome]:
+    """Run the demo jobs in order on fresh copies; returns one outcome per job."""
+    outcomes = []
+    base = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="ph-demo-"))
+    try:
+        for job in load_jobs():
+            if only and job["name"] not in only:
+                continue
+            announce(f"{job['name']}: {job['task'] or 'make the failing tests pass'}")
+            repo = make_repo(base / job["name"], job)
+            result = run_job(repo, job["mode"], job["task"], model, harness=harness, config=config, emit=emit)
+            ok, note = check(job, repo, result)
+            outcomes.append(DemoOutcome(job["name"], result, ok, note))
+    finally:
+        if keep is None:
+            shutil.rmtree(base, ignore_errors=True)
+    return outcomes

@@ -1,0 +1,313 @@
+"""`ph eval`: run a suite's tasks for each model x configuration x repeat, interleaved, one JSON line per run."""
+
+import json
+import re
+import shutil
+import tempfile
+import threading
+import time
+from contextlib import nullcontext
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pyharness.workspace import sandbox
+from pyharness.loop.agent import AgentConfig, RunResult
+from pyharness.errors import ModelError
+from pyharness.evals.configs import EvalConfig
+from pyharness.evals.report import read_results, record_key
+from pyharness.evals.tasks import JobTask, StdoutTask, Task, score_source, task_message
+from pyharness.workspace.gitops import snapshot_repo
+from pyharness.harness.pipeline import HarnessConfig
+from pyharness.models.base import Model
+from pyharness.evals.mutants import MutantJob
+from pyharness.evals.oneshot import run_oneshot
+from pyharness.evals.oneshot_jobs import run_oneshot_job
+from pyharness.search.schedule import PRESETS
+
+EXAMPLE_TEST = '''"""The task's example: main.py must print exactly the expected output (checked byte for byte)."""
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+STDIN = {stdin!r}
+EXPECTED = {stdout!r}
+DRIVER = {driver!r}
+TIME_LIMIT = {time_limit!r}
+
+
+def test_example():
+    main = ROOT / "main.py"
+    assert main.exists(), "main.py does not exist yet: write the whole program to main.py"
+    with tempfile.TemporaryDirectory() as tmp:
+        program = Path(tmp) / "main.py"
+        program.write_text(main.read_text(encoding="utf-8") + DRIVER, encoding="utf-8")
+        env = {{**os.environ, "PYTHONIOENCODING": "utf-8", "PYTHONPATH": str(ROOT)}}
+        try:
+            proc = subprocess.run([sys.executable, str(program)], input=STDIN.encode("utf-8"), capture_output=True,
+                                  timeout=TIME_LIMIT, cwd=ROOT, env=env)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"main.py did not finish within {{TIME_LIMIT}} s on the example input") from None
+    got = proc.stdout.decode("utf-8", errors="replace")
+    errors = proc.stderr.decode("utf-8", errors="replace")[-2000:]
+    assert proc.returncode == 0, f"main.py exited with code {{proc.returncode}}:\\n{{errors}}"
+    if got != EXPECTED:  # one message, without pytest's own diff of the two strings
+        raise AssertionError(f"wrong output on the example input {{STDIN!r}}\\nexpected: {{EXPECTED!r}}\\n"
+                             f"got:      {{got!r}}\\n{{difference(EXPECTED, got)}}")
+
+
+def difference(expected, got):
+    """The first difference, in words."""
+    if got.startswith(expected):
+        return f"The expected output is all there, but then main.py printed more: {{got[len(expected):]!r}}"
+    if expected.startswith(got):
+        return f"The output stops too early; still missing: {{expected[len(got):]!r}}"
+    want, have = expected.split("\\n"), got.split("\\n")
+    for n, (a, b) in enumerate(zip(want, have), 1):
+        if a != b:
+            how = "only in spaces" if a.split() == b.split() else "here"
+            return f"First difference {{how}}, line {{n}}: expected {{a!r}}, got {{b!r}}"
+    return f"expected {{len(want) - 1}} line(s), got {{len(have) - 1}}"
+'''
+
+
+@dataclass
+class EvalPlan:
+    """What to run: tasks x repeats x models x configurations, and the budgets of each run."""
+
+    suite: str
+    tasks: list[Task]
+    models: list[str]
+    configs: list[EvalConfig]
+    repeats: int = 1
+    agent: AgentConfig = field(default_factory=AgentConfig)
+    test_timeout: float = 60.0
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run of the plan; `order` is its place in the interleaved sequence."""
+
+    order: int
+    task: Task
+    model: str
+    config: EvalConfig
+    repeat: int
+
+    @property
+    def key(self) -> tuple:
+        """What identifies the run in results.jsonl (and makes a rerun skip it)."""
+        return (self.task.id, self.model, self.config.name, self.repeat)
+
+
+def interleave(plan: EvalPlan) -> list[RunSpec]:
+    """For each task, for each repeat, for each (model, config): drift in machine speed hits all alike."""
+    runs = []
+    for task in plan.tasks:
+        for repeat in range(plan.repeats):
+            for model in plan.models:
+                for config in plan.configs:
+                    runs.append(RunSpec(len(runs), task, model, config, repeat))
+    return runs
+
+
+class Models:
+    """Hands each run its model: a fresh scripted model per run (replies from the start), others loaded once."""
+
+    def __init__(self, specs: list[str], resolve: Callable[[str], Model] | None = None):
+        from pyharness.models.resolve import resolve_model
+
+        self.resolve = resolve or resolve_model
+        self.loaded = {spec: self.resolve(spec) for spec in specs if not spec.startswith("scripted:")}
+        for spec in specs:
+            if spec.startswith("scripted:") and not Path(spec.partition(":")[2]).is_dir():
+                self.resolve(spec)  # a missing or malformed replies file is reported before any run
+
+    def for_run(self, spec: str, task_id: str) -> Model:
+        """The model for one run; `scripted:DIR` reads DIR/<task id>.json."""
+        if spec in self.loaded:
+            return self.loaded[spec]
+        folder = Path(spec.partition(":")[2])
+        if folder.is_dir():
+            path = folder / f"{task_id}.json"
+            if not path.is_file():
+                raise ModelError(f"no scripted replies for task {task_id} in {folder} (expected {path.name})")
+            return self.resolve(f"scripted:{path}")
+        return self.resolve(spec)
+
+    @property
+    def in_process(self) -> bool:
+        """True when a model runs inside this process (llama.cpp): one thread only."""
+        return any(spec.startswith("llamacpp") for spec in self.loaded)
+
+
+def pending(plan: EvalPlan, results: Path, retry_errors: bool = False) -> list[RunSpec]:
+    """The planned runs that results.jsonl does not hold yet (with retry_errors, also those that errored)."""
+    latest = {record_key(r): r for r in read_results(results)[0]}
+    done = {k for k, r in latest.items() if not (retry_errors and r.get("outcome") == "error")}
+    return [run for run in interleave(plan) if run.key not in done]
+
+
+def plan_records(plan: EvalPlan, records: list[dict]) -> list[dict]:
+    """The records that belong to this plan's tasks, models, configurations and repeats."""
+    keys = {run.key for run in interleave(plan)}
+    return [r for r in records if record_key(r) in keys]
+
+
+def run_eval(plan: EvalPlan, out: Path, models: Models, *, workers: int = 1, retry_errors: bool = False,
+             on_result: Callable[[dict, int, int], None] = lambda record, done, total: None) -> list[dict]:
+    """Run every planned run not yet in OUT/results.jsonl; each record is appended as soon as its run ends."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "transcripts").mkdir(exist_ok=True)
+    results = out / "results.jsonl"
+    todo = pending(plan, results, retry_errors)
+    by_task: dict[str, list[RunSpec]] = {}
+    for run in todo:
+        by_task.setdefault(run.task.id, []).append(run)
+    lock, new, stop = threading.Lock(), [], threading.Event()
+
+    def work(runs: list[RunSpec]) -> None:
+        for run in runs:
+            if stop.is_set():
+                return
+            record = run_one(plan, run, models, out)
+            with lock:
+                with results.open("a", encoding="utf-8") as f:
+                    f.write(json.dumps(record, ensure_ascii=False) + "\n")
+                new.append(record)
+                on_result(record, len(new), len(todo))
+
+    if workers <= 1:
+        for runs in by_task.values():
+            work(runs)
+    else:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            futures = [pool.submit(work, runs) for runs in by_task.values()]
+            try:
+                for future in futures:
+                    future.result()
+            except BaseException:
+                stop.set()  # Ctrl-C or a failure: runs under way finish and are recorded, no new one starts
+                pool.shutdown(cancel_futures=True)
+                raise
+    return new
+
+
+def run_one(plan: EvalPlan, run: RunSpec, models: Models, out: Path) -> dict:
+    """Set up a fresh repo for one run, run the job, score it independently, copy its transcript."""
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="ph-eval-") as tmp:
+        repo = Path(tmp) / "repo"
+        task = run.task
+        tests = None
+        if isinstance(task, StdoutTask):
+            make_stdout_repo(repo, task)
+            mode, message, write_path = "stdout", task_message(task), "main.py"
+        elif isinstance(task, MutantJob):
+            task.make_repo(repo)
+            mode, message, write_path, tests = "fix", task.task, None, task.tests
+        else:
+            from pyharness.evals.demo import make_repo
+
+            make_repo(repo, task.job, root=task.root, source=task.source)
+            mode, message, write_path = task.job["mode"], task.job["task"], None
+        try:
+            chosen = sandbox.override(run.config.sandbox == "on") if run.config.sandbox else nullcontext()
+            with chosen:
+                result = _run_config(plan, run, models, repo, task, mode, message, write_path, tests)
+        except ModelError as err:
+            result = _errored(repo, str(err))
+        except Exception as err:  # a fault in ph itself: recorded as this run's error, and the eval goes on
+            result = _errored(repo, f"internal error: {type(err).__name__}: {err}")
+        strict, lenient, note = _score(task, repo, result)
+        transcript = _keep_transcript(result.transcript, out, run)
+    timed_out = result.outcome == "stopped" and result.seconds >= plan.agent.max_seconds
+    return {"suite": plan.suite, "task": task.id, "model": run.model, "config": run.config.name,
+            "repeat": run.repeat, "order": run.order, "pass_strict": strict, "pass_lenient": lenient,
+            "steps": result.steps, "attempts": result.attempts, "first_try": strict and result.first_pass == 1,
+            "search": result.search, "prompt_tokens": result.prompt_tokens, "cached_tokens": result.cached_tokens,
+            "completion_tokens": result.completion_tokens, "seconds": result.seconds,
+            "wall_seconds": round(time.monotonic() - started, 2), "timed_out": timed_out, "outcome": result.outcome,
+            "reason": result.reason, "note": note, "interventions": dict(sorted(result.interventions.items())),
+            "transcript": transcript, "finished": datetime.now(UTC).isoformat(timespec="seconds"),
+            **({"project": task.project, "large": task.large} if isinstance(task, MutantJob) else {})}
+
+
+def _run_config(plan: EvalPlan, run: RunSpec, models: Models, repo: Path, task, mode: str, message: str,
+                write_path: str | None, tests: list[str] | None):
+    """One run of `task` in `repo` in the run's configuration (oneshot, or the loop with its harness and schedule)."""
+    from pyharness.loop.session import run_job
+
+    if run.config.protocol == "oneshot" and isinstance(task, StdoutTask):
+        return run_oneshot(repo, task, models.for_run(run.model, task.id))
+    if run.config.protocol == "oneshot":
+        return run_oneshot_job(repo, mode, message, models.for_run(run.model, task.id), tests)
+    preset = PRESETS[run.config.schedule].get(mode)
+    agent = replace(plan.agent, search_schedule=preset) if preset else plan.agent
+    agent = replace(agent, protocol=run.config.protocol)  # text or json
+    harness = HarnessConfig.parse_spec(run.config.harness)
+    harness.layers.discard(run.config.without)
+    return run_job(repo, mode, message, models.for_run(run.model, task.id), tests=tests, harness=harness,
+                   config=agent, default_write_path=write_path, test_timeout=plan.test_timeout)
+
+
+def make_stdout_repo(repo: Path, task: StdoutTask) -> Path:
+    """A fresh git repo holding only tests/test_example.py, the visible example as a pytest test."""
+    (repo / "tests").mkdir(parents=True)
+    (repo / "pytest.ini").write_text(_pytest_ini(), encoding="utf-8")
+    (repo / "tests" / "test_example.py").write_text(EXAMPLE_TEST.format(
+        stdin=task.example.stdin, stdout=task.example.stdout, driver=task.example.driver,
+        time_limit=task.time_limit), encoding="utf-8")
+    snapshot_repo(repo, "eval task")
+    return repo
+
+
+def _pytest_ini() -> str:
+    # Plugins installed beside pytest (hypothesis alone costs ~1 s) play no part in the example test.
+    from importlib.metadata import version
+
+    major, minor = (int(part) for part in version("pytest").split(".")[:2])
+    return "[pytest]\n" + ("addopts = --disable-plugin-autoload\n" if (major, minor) >= (8, 4) else "")
+
+
+def _score(task: Task, repo: Path, result: RunResult) -> tuple[bool, bool, str]:
+    if isinstance(task, MutantJob):
+        if result.outcome != "done":
+            return False, False, result.reason
+        ok, note = task.score(repo, task.test_hashes())
+        return ok, ok, note
+    if isinstance(task, JobTask):
+        from pyharness.evals.demo import check
+
+        ok, note = check(task.job, repo, result, root=task.root)
+        return ok, ok, note
+    main = repo / "main.py"
+    if not main.is_file():
+        return False, False, "no main.py was written"
+    score = score_source(task, main.read_text(encoding="utf-8", errors="replace"), cwd=repo)
+    return score.strict, score.lenient, score.note or f"all {score.cases} cases match"
+
+
+def _errored(repo: Path, reason: str) -> RunResult:
+    """A RunResult for a run a model error cut short: the figures its transcript's end record holds."""
+    from pyharness.loop.transcript import latest_runs, read_transcript
+
+    runs = latest_runs(repo, 1)
+    ends = [r for r in read_transcript(runs[0]) if r["event"] == "end"] if runs else []
+    known = {k: v for k, v in (ends[-1] if ends else {}).items() if k in RunResult.__dataclass_fields__}
+    return RunResult(**{**known, "outcome": "error", "reason": reason})
+
+
+def _keep_transcript(path: str, out: Path, run: RunSpec) -> str:
+    if not path or not Path(path).is_file():
+        return ""
+    slug = re.sub(r"[^A-Za-z0-9.=_-]+", "_", f"{run.task.id}__{run.model}__{run.config.name}__r{run.repeat}")
+    dest = out / "transcripts" / f"{slug}.jsonl"
+    shutil.copyfile(path, dest)
+    return dest.relative_to(out).as_posix()

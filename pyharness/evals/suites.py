@@ -1,0 +1,109 @@
+"""Eval suites by name: stdout task files, HumanEval as exact-stdout tasks, seeded-bug job repos, mutants of real
+projects (each suite's own module is imported only when it is asked for); and the sanity check of a task."""
+
+import json
+import tempfile
+from pathlib import Path
+
+from pyharness.errors import UserError
+from pyharness.evals.tasks import (JOB_MODES, JobTask, StdoutTask, Suite, Task, TaskCheck, TaskError, evals_dir,
+                                   load_task_dir, score_source)
+
+
+def load_suite(spec: str) -> Suite:
+    """A named suite (stdout, humaneval, jobs, mutants = its test split, mutants:dev, mutants:all) or a directory of
+    task files in the stdout format."""
+    if spec == "stdout":
+        return load_task_dir(evals_dir() / "stdout" / "tasks", "stdout")
+    if spec == "humaneval":
+        from pyharness.evals.humaneval import humaneval_suite
+
+        return humaneval_suite()
+    if spec == "jobs":
+        return job_suite()
+    if spec == "mutants" or spec.startswith("mutants:"):
+        from pyharness.evals.mutants import load_jobs
+
+        split = spec.partition(":")[2] or "test"
+        return Suite("mutants" if split == "test" else f"mutants-{split}", load_jobs(split))
+    folder = Path(spec).expanduser()
+    if folder.is_dir():
+        return load_task_dir(folder / "tasks" if (folder / "tasks").is_dir() else folder, folder.resolve().name)
+    raise UserError(f"unknown suite {spec!r}: use stdout, humaneval, jobs, mutants[:dev|:all] or a directory of task "
+                    "files")
+
+
+def job_suite() -> Suite:
+    """The four demo jobs plus every evals/jobs/*/job.json."""
+    from pyharness.evals.demo import demo_root, load_jobs
+
+    root = demo_root()
+    suite = Suite("jobs", [JobTask(f"demo_{j['name']}", j, root, None, str(root / "jobs.json")) for j in load_jobs()])
+    for path in sorted((evals_dir() / "jobs").glob("*/job.json")):
+        try:
+            job = json.loads(path.read_text(encoding="utf-8"))
+            _validate_job(job, path.parent)
+        except (OSError, ValueError) as err:
+            suite.problems.append(f"{path}: {err}")
+            continue
+        suite.tasks.append(JobTask(path.parent.name, job, path.parent, path.parent / "repo", str(path)))
+    return suite
+
+
+def _validate_job(job: object, folder: Path) -> None:
+    if not isinstance(job, dict) or job.get("mode") not in JOB_MODES or not isinstance(job.get("task"), str):
+        raise TaskError(f"a job needs 'mode' (one of {', '.join(JOB_MODES)}) and a 'task' string")
+    if not (folder / "repo").is_dir():
+        raise TaskError("the job folder has no repo/")
+    if job["mode"] == "fix" and not isinstance((job.get("check") or {}).get("tests_pass"), list):
+        raise TaskError("a fix job needs check.tests_pass (a list of test node ids)")
+    if job["mode"] == "ask" and not isinstance(job.get("check"), dict):
+        raise TaskError("an ask job needs 'check' (answer_contains_all / answer_contains_any)")
+    if job["mode"] in ("add", "run") and not (folder / str(job.get("hidden_test", ""))).is_file():
+        raise TaskError(f"hidden_test {job.get('hidden_test')!r} is not a file of the job folder")
+
+
+def check_task(task: Task) -> TaskCheck:
+    """Run the task's reference (must pass) and an empty solution (must fail)."""
+    if isinstance(task, JobTask):
+        return _check_job(task)
+    if not isinstance(task, StdoutTask):  # a mutant job
+        from pyharness.evals.mutants import check
+
+        return TaskCheck(task.id, *check(task))
+    if task.reference is None:
+        return TaskCheck(task.id, False, "no reference solution to check")
+    ref = score_source(task, task.reference)
+    if not ref.strict:
+        return TaskCheck(task.id, False, f"reference fails: {ref.note}")
+    if score_source(task, "").lenient:
+        return TaskCheck(task.id, False, "an empty main.py passes: the cases test nothing")
+    return TaskCheck(task.id, True, f"reference passes {ref.cases} cases; empty solution fails")
+
+
+def _check_job(task: JobTask) -> TaskCheck:
+    from pyharness.loop.agent import RunResult
+    from pyharness.evals.demo import check, make_repo
+
+    job = task.job
+    with tempfile.TemporaryDirectory(prefix="ph-check-") as tmp:
+        if job["mode"] == "ask":
+            spec = job.get("check", {})
+            answer = " ".join(spec.get("answer_contains_all", []) + spec.get("answer_contains_any", [])[:1])
+            good = check(job, Path(tmp), RunResult("done", "reference", answer=answer), root=task.root)
+            bad = check(job, Path(tmp), RunResult("done", "empty", answer="I do not know."), root=task.root)
+        else:
+            if job["mode"] != "fix" and not job.get("reference"):
+                return TaskCheck(task.id, False, "no reference patches to check")
+            solved = {**job, "seed": job.get("seed", []) + job.get("reference", [])} if job.get("reference") \
+                else {**job, "seed": []}
+            done = RunResult("done", "reference")
+            good = check(job, make_repo(Path(tmp) / "ref", solved, root=task.root, source=task.source), done,
+                         root=task.root)
+            bad = check(job, make_repo(Path(tmp) / "empty", job, root=task.root, source=task.source), done,
+                        root=task.root)
+    if not good[0]:
+        return TaskCheck(task.id, False, f"reference fails: {good[1]}")
+    if bad[0]:
+        return TaskCheck(task.id, False, f"the unsolved job already passes its check: {bad[1]}")
+    return TaskCheck(task.id, True, f"reference passes ({good[1]}); unsolved fails")
