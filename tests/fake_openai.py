@@ -1,6 +1,8 @@
 """A fake OpenAI-compatible server on 127.0.0.1: /v1/models lists the models it was given, /v1/chat/completions is
 answered by a test's function (stream a reply in server-sent events, stall, fail mid-stream, answer 404 or 500), and
-so is /v1/completions when a test gives one (`complete`; without it that path answers 404)."""
+so is /v1/completions when a test gives one (`complete`; without it that path answers 404). It counts the requests
+it is answering at once (`most`: the highest count seen; a test finds who asked by `exchange.handler.client_address`),
+and `stop()` takes it down as a server that died would go (new connections refused)."""
 
 import json
 import threading
@@ -88,6 +90,9 @@ class FakeOpenAI:
         self.chat, self.models, self.owned_by, self.complete = chat, models, owned_by, complete
         self.requests: list[dict] = []
         self.headers: list[dict] = []
+        self.active = self.most = 0
+        """Requests being answered now, and the most at once so far."""
+        self.lock = threading.Lock()
 
     def __enter__(self) -> "FakeOpenAI":
         fake = self
@@ -112,12 +117,18 @@ class FakeOpenAI:
                 if answer is None:
                     Exchange(self, body).status(404, {"error": {"message": "not found"}})
                     return
-                fake.requests.append(body)
-                fake.headers.append({k.lower(): v for k, v in self.headers.items()})
+                with fake.lock:
+                    fake.requests.append(body)
+                    fake.headers.append({k.lower(): v for k, v in self.headers.items()})
+                    fake.active += 1
+                    fake.most = max(fake.most, fake.active)
                 try:
                     answer(Exchange(self, body))
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up: that is what a timeout test wants
+                finally:  # before the connection closes, so before the client can send its next request
+                    with fake.lock:
+                        fake.active -= 1
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
@@ -127,5 +138,12 @@ class FakeOpenAI:
         return self
 
     def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        """Stop answering and close the listening socket (a second call does nothing); callable from a handler."""
+        if getattr(self, "stopped", False):
+            return
+        self.stopped = True
         self.httpd.shutdown()
         self.httpd.server_close()

@@ -6,13 +6,32 @@ from typing import Annotated
 import typer
 
 from pyharness.cli.app import app, fail
-from pyharness.cli.options import JsonOpt, SandboxOpt, SearchOpt, StepsOpt, agent_config, positive, use_sandbox
+from pyharness.cli.options import (
+    JsonOpt,
+    OnOpt,
+    PerServerOpt,
+    RayAddressOpt,
+    RetriesOpt,
+    SandboxOpt,
+    SearchOpt,
+    StepsOpt,
+    ThreadsOpt,
+    agent_config,
+    positive,
+    use_sandbox,
+)
 
 
-@app.command("eval", epilog="Example: ph eval jobs --model ollama:qwen2.5-coder:7b --configs harness=on,off --repeat 3")
+EXAMPLES = ("Example: ph eval jobs --model ollama:qwen2.5-coder:7b --configs harness=on,off --repeat 3\n\n"
+            "On servers through Ray: ph eval stdout --on ray --model openai:qwen@http://10.0.0.1:8000/v1,"
+            "http://10.0.0.2:8000/v1 --per-server 8")
+
+
+@app.command("eval", epilog=EXAMPLES)
 def eval_(
     suite: Annotated[
-        str, typer.Argument(help="stdout, humaneval, jobs, mutants (mutants:dev, mutants:all), or a task folder.")
+        str, typer.Argument(help="stdout, humaneval, jobs, mutants (mutants:dev, mutants:all), or a folder of your "
+                            "own: stdout task files and/or job folders (job.json + repo/).")
     ],
     tasks: Annotated[
         str | None, typer.Option("--tasks", help="Glob on task ids (commas for several), or @FILE listing ids.")
@@ -56,6 +75,11 @@ def eval_(
         typer.Option("--from", help="mutants only: build the jobs from a local project with a tests folder."),
     ] = None,
     sandbox: SandboxOpt = True,
+    on: OnOpt = "local",
+    ray_address: RayAddressOpt = None,
+    per_server: PerServerOpt = None,
+    retries: RetriesOpt = None,
+    threads: ThreadsOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Run an eval suite: each task x model x configuration x repeat, interleaved, resumable, with a report."""
@@ -73,11 +97,22 @@ def eval_(
     from pyharness.evals.mutants import mutant_counts
 
     console = Console(soft_wrap=True, highlight=False, stderr=json_out)  # --json: stdout holds only the object
+    notes: list[str] = []
+    fanout = None
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     as_json = "eval" if json_out else None
     folder = out
     use_sandbox(sandbox, as_json)
     try:
+        ray_only = {"--ray-address": ray_address, "--per-server": per_server, "--retries": retries,
+                    "--threads": threads}
+        given = [name for name, value in ray_only.items() if value is not None]
+        if on != "ray" and given:
+            raise UserError(f"{given[0]} goes with --on ray")
+        if on == "ray":
+            from pyharness.evals.fanout import import_ray
+
+            import_ray()  # not installed: the one line that says how, before anything runs
         plan_configs = parse_configs(configs)
         if from_path is not None:
             from pyharness.evals.tasks import Suite
@@ -119,10 +154,12 @@ def eval_(
             raise UserError("name a model: --model llamacpp:qwen2.5-coder-1.5b, ollama:NAME or scripted:PATH")
         if not chosen:
             raise UserError("no tasks left to run")
-        models = Models(model)
-        if models.in_process and workers > 1:
+        models = Models(model) if on == "local" else None
+        if models is not None and models.in_process and workers > 1:
             err.print("note: a llama.cpp model runs in this process and cannot serve two threads: using 1 worker")
             workers = 1
+        if on == "ray" and workers > 1:
+            err.print("note: --workers is for --on local; on Ray the CPUs and --per-server set the runs at once")
         folder = out or Path("out") / f"eval-{loaded.name}"
         plan = EvalPlan(
             loaded.name, chosen, model, plan_configs, repeat, agent_config(max_steps, max_seconds, search_schedule)
@@ -134,7 +171,19 @@ def eval_(
             + (f" (resuming: {todo} runs left)" if (folder / "results.jsonl").exists() else "")
         )
         with EvalView(todo, with_model=len(model) > 1, console=err) as view:
-            run_eval(plan, folder, models, workers=workers, retry_errors=retry_errors, on_result=view)
+            if models is not None:
+                run_eval(plan, folder, models, workers=workers, retry_errors=retry_errors, on_result=view)
+            else:
+                from rich.markup import escape
+
+                from pyharness.evals.fanout import run_on_ray
+
+                fanout = run_on_ray(plan, folder, address=ray_address, per_server=per_server or 1,
+                                    retries=2 if retries is None else retries, threads=threads,
+                                    retry_errors=retry_errors, on_result=view)
+                notes = fanout.notes
+                for note in notes:
+                    err.print(f"[yellow]note[/yellow] {escape(note)}")
     except (ModelError, UserError, ValueError) as error:
         fail(str(error), json_command=as_json)
         return
@@ -150,7 +199,7 @@ def eval_(
     for problem in problems:
         err.print(f"[yellow]note[/yellow] {problem}")
     title = f"ph eval {loaded.name}"
-    summaries, chart = write_reports(folder, plan_records(plan, records), title, notes=loaded.problems)
+    summaries, chart = write_reports(folder, plan_records(plan, records), title, notes=loaded.problems + notes)
     console.print(summary_table(summaries, title))
     for line in intervention_lines(summaries):
         console.print(f"interventions {line}")
@@ -160,3 +209,6 @@ def eval_(
         from pyharness.cli.jsonview import summaries_object, write
 
         write(summaries_object(loaded.name, summaries, folder))
+    if fanout is not None and fanout.left:
+        fail(f"{fanout.left} run(s) not run: every server of their model was taken out; run the same command again "
+             "when one is back")

@@ -142,3 +142,42 @@ def use_sandbox(on: bool, json_command: str | None = None) -> None:
         sandbox.check()
     except RuntimeError as err:
         fail(f"no sandbox: {err}", json_command=json_command)
+
+
+# `ph eval --on ray` (issue 26): where an eval's runs go, and what the Ray driver needs to know.
+PLACES = ("local", "ray")
+
+
+def place_name(value: str) -> str:
+    """An option callback: a place runs can go, or a usage error naming them."""
+    if value not in PLACES:
+        raise typer.BadParameter(f"{value!r} is not one of {', '.join(PLACES)}")
+    return value
+
+
+OnOpt = Annotated[
+    str,
+    typer.Option("--on", callback=place_name,
+                 help="Where the runs go: local (this process, --workers threads) or ray (each run a Ray task: "
+                      "RAY_ADDRESS or --ray-address joins a cluster, else a local Ray starts with this machine's "
+                      "cores; needs the [scale] extra)."),
+]
+RayAddressOpt = Annotated[
+    str | None, typer.Option("--ray-address", help="--on ray: the cluster to join (default: RAY_ADDRESS).")
+]
+PerServerOpt = Annotated[
+    int | None,
+    typer.Option("--per-server", min=1,
+                 help="--on ray: runs (so model requests) at once per model server (default 1; raise it to the "
+                      "server's parallel slots). --model openai:NAME@URL1,URL2 spreads a model over servers."),
+]
+RetriesOpt = Annotated[
+    int | None,
+    typer.Option("--retries", min=0, help="--on ray: times a run goes back to the queue after its worker or server "
+                 "died, before it is recorded as an error (default 2)."),
+]
+ThreadsOpt = Annotated[
+    int | None,
+    typer.Option("--threads", min=1, help="--on ray: llama.cpp threads per run, and the CPUs Ray keeps for it "
+                 "(default: this machine's cores)."),
+]

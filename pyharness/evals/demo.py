@@ -60,8 +60,10 @@ def apply_patch(repo: Path, patch: dict) -> None:
     target.write_text(text.replace(patch["find"], patch["replace"]), encoding="utf-8")
 
 
-def check(job: dict, repo: Path, result: RunResult, root: Path | None = None) -> tuple[bool, str]:
-    """The job's own check, independent of the harness's acceptance rule."""
+def check(job: dict, repo: Path, result: RunResult, root: Path | None = None,
+          source: Path | None = None) -> tuple[bool, str]:
+    """The job's own check, independent of the harness's acceptance rule; a fix job is scored as a mutant is
+    (`fixscore.score_fix`: its judging test files whole, byte-identical to the seeded repo's `source`)."""
     if result.outcome != "done":
         return False, result.reason
     if job["mode"] == "ask":
@@ -73,8 +75,9 @@ def check(job: dict, repo: Path, result: RunResult, root: Path | None = None) ->
             return False, f"answer lacks {missing or anyof}: {result.answer[:80]}"
         return True, result.answer.strip().splitlines()[0][:80]
     if job["mode"] == "fix":
-        run = run_pytest(repo, job["check"]["tests_pass"])
-        return run.green, f"{', '.join(job['check']['tests_pass'])}: {run.summary()}"
+        from pyharness.evals.fixscore import score_fix
+
+        return score_fix(job, repo, source or (root or demo_root()) / "orders")
     hidden = (root or demo_root()) / job["hidden_test"]
     dest = repo / "tests" / hidden.name
     shutil.copy2(hidden, dest)

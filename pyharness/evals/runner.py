@@ -1,8 +1,11 @@
-"""`ph eval`: run a suite's tasks for each model x configuration x repeat, interleaved, one JSON line per run."""
+"""`ph eval`: run a suite's tasks for each model x configuration x repeat, interleaved, one JSON line per run.
 
-import json
-import re
-import shutil
+`perform` is one run wherever it goes (a thread here, a Ray worker with `--on ray`: `pyharness.evals.fanout`); it
+returns the record and the transcript, and one writer (`records.ResultsFile`) appends them. Every record names the
+machine that ran it (`host`) and the model server that answered (`server`, '' for an in-process or scripted model).
+"""
+
+import socket
 import tempfile
 import threading
 import time
@@ -12,69 +15,22 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Protocol
 
 from pyharness.workspace import sandbox
 from pyharness.loop.agent import AgentConfig, RunResult
 from pyharness.errors import ModelError
 from pyharness.evals.configs import EvalConfig
+from pyharness.evals.records import ResultsFile, RunOutput
 from pyharness.evals.report import read_results, record_key
+from pyharness.evals.stdoutrepo import make_stdout_repo
 from pyharness.evals.tasks import JobTask, StdoutTask, Task, score_source, task_message
-from pyharness.workspace.gitops import snapshot_repo
 from pyharness.harness.pipeline import HarnessConfig
 from pyharness.models.base import Model
 from pyharness.evals.mutants import MutantJob
 from pyharness.evals.oneshot import run_oneshot
 from pyharness.evals.oneshot_jobs import run_oneshot_job
 from pyharness.search.schedule import PRESETS
-
-EXAMPLE_TEST = '''"""The task's example: main.py must print exactly the expected output (checked byte for byte)."""
-
-import os
-import subprocess
-import sys
-import tempfile
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[1]
-STDIN = {stdin!r}
-EXPECTED = {stdout!r}
-DRIVER = {driver!r}
-TIME_LIMIT = {time_limit!r}
-
-
-def test_example():
-    main = ROOT / "main.py"
-    assert main.exists(), "main.py does not exist yet: write the whole program to main.py"
-    with tempfile.TemporaryDirectory() as tmp:
-        program = Path(tmp) / "main.py"
-        program.write_text(main.read_text(encoding="utf-8") + DRIVER, encoding="utf-8")
-        env = {{**os.environ, "PYTHONIOENCODING": "utf-8", "PYTHONPATH": str(ROOT)}}
-        try:
-            proc = subprocess.run([sys.executable, str(program)], input=STDIN.encode("utf-8"), capture_output=True,
-                                  timeout=TIME_LIMIT, cwd=ROOT, env=env)
-        except subprocess.TimeoutExpired:
-            raise AssertionError(f"main.py did not finish within {{TIME_LIMIT}} s on the example input") from None
-    got = proc.stdout.decode("utf-8", errors="replace")
-    errors = proc.stderr.decode("utf-8", errors="replace")[-2000:]
-    assert proc.returncode == 0, f"main.py exited with code {{proc.returncode}}:\\n{{errors}}"
-    if got != EXPECTED:  # one message, without pytest's own diff of the two strings
-        raise AssertionError(f"wrong output on the example input {{STDIN!r}}\\nexpected: {{EXPECTED!r}}\\n"
-                             f"got:      {{got!r}}\\n{{difference(EXPECTED, got)}}")
-
-
-def difference(expected, got):
-    """The first difference, in words."""
-    if got.startswith(expected):
-        return f"The expected output is all there, but then main.py printed more: {{got[len(expected):]!r}}"
-    if expected.startswith(got):
-        return f"The output stops too early; still missing: {{expected[len(got):]!r}}"
-    want, have = expected.split("\\n"), got.split("\\n")
-    for n, (a, b) in enumerate(zip(want, have), 1):
-        if a != b:
-            how = "only in spaces" if a.split() == b.split() else "here"
-            return f"First difference {{how}}, line {{n}}: expected {{a!r}}, got {{b!r}}"
-    return f"expected {{len(want) - 1}} line(s), got {{len(have) - 1}}"
-'''
 
 
 @dataclass
@@ -117,13 +73,19 @@ def interleave(plan: EvalPlan) -> list[RunSpec]:
     return runs
 
 
+class ModelSource(Protocol):
+    """What hands a run its model: `Models` here, `remote.RecipeModels` on a Ray worker."""
+
+    def for_run(self, spec: str, task_id: str) -> Model: ...
+
+
 class Models:
     """Hands each run its model: a fresh scripted model per run (replies from the start), others loaded once."""
 
     def __init__(self, specs: list[str], resolve: Callable[[str], Model] | None = None):
-        from pyharness.models.resolve import resolve_model
+        from pyharness.evals.servers import plain_model
 
-        self.resolve = resolve or resolve_model
+        self.resolve = resolve or plain_model
         self.loaded = {spec: self.resolve(spec) for spec in specs if not spec.startswith("scripted:")}
         for spec in specs:
             if spec.startswith("scripted:") and not Path(spec.partition(":")[2]).is_dir():
@@ -163,10 +125,8 @@ def plan_records(plan: EvalPlan, records: list[dict]) -> list[dict]:
 def run_eval(plan: EvalPlan, out: Path, models: Models, *, workers: int = 1, retry_errors: bool = False,
              on_result: Callable[[dict, int, int], None] = lambda record, done, total: None) -> list[dict]:
     """Run every planned run not yet in OUT/results.jsonl; each record is appended as soon as its run ends."""
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "transcripts").mkdir(exist_ok=True)
-    results = out / "results.jsonl"
-    todo = pending(plan, results, retry_errors)
+    results = ResultsFile(out)
+    todo = pending(plan, results.path, retry_errors)
     by_task: dict[str, list[RunSpec]] = {}
     for run in todo:
         by_task.setdefault(run.task.id, []).append(run)
@@ -176,12 +136,10 @@ def run_eval(plan: EvalPlan, out: Path, models: Models, *, workers: int = 1, ret
         for run in runs:
             if stop.is_set():
                 return
-            record = run_one(plan, run, models, out)
+            output = perform(plan, run, models)
             with lock:
-                with results.open("a", encoding="utf-8") as f:
-                    f.write(json.dumps(record, ensure_ascii=False) + "\n")
-                new.append(record)
-                on_result(record, len(new), len(todo))
+                new.append(results.add(output))
+                on_result(new[-1], len(new), len(todo))
 
     if workers <= 1:
         for runs in by_task.values():
@@ -199,9 +157,10 @@ def run_eval(plan: EvalPlan, out: Path, models: Models, *, workers: int = 1, ret
     return new
 
 
-def run_one(plan: EvalPlan, run: RunSpec, models: Models, out: Path) -> dict:
-    """Set up a fresh repo for one run, run the job, score it independently, copy its transcript."""
+def perform(plan: EvalPlan, run: RunSpec, models: ModelSource) -> RunOutput:
+    """Set up a fresh repo for one run, run the job, score it independently; the record and the transcript."""
     started = time.monotonic()
+    server = ""
     with tempfile.TemporaryDirectory(prefix="ph-eval-") as tmp:
         repo = Path(tmp) / "repo"
         task = run.task
@@ -218,62 +177,66 @@ def run_one(plan: EvalPlan, run: RunSpec, models: Models, out: Path) -> dict:
             make_repo(repo, task.job, root=task.root, source=task.source)
             mode, message, write_path = task.job["mode"], task.job["task"], None
         try:
+            model = models.for_run(run.model, task.id)
+            server = served_by(model)
             chosen = sandbox.override(run.config.sandbox == "on") if run.config.sandbox else nullcontext()
             with chosen:
-                result = _run_config(plan, run, models, repo, task, mode, message, write_path, tests)
+                result = _run_config(plan, run, model, repo, task, mode, message, write_path, tests)
         except ModelError as err:
             result = _errored(repo, str(err))
         except Exception as err:  # a fault in ph itself: recorded as this run's error, and the eval goes on
             result = _errored(repo, f"internal error: {type(err).__name__}: {err}")
         strict, lenient, note = _score(task, repo, result)
-        transcript = _keep_transcript(result.transcript, out, run)
+        kept = Path(result.transcript) if result.transcript else None
+        transcript = kept.read_bytes() if kept is not None and kept.is_file() else b""
+    record = run_record(plan, run, result, (strict, lenient, note), round(time.monotonic() - started, 2), server)
+    return RunOutput(record, transcript)
+
+
+def run_record(plan: EvalPlan, run: RunSpec, result: RunResult, score: tuple[bool, bool, str], wall: float,
+               server: str = "") -> dict:
+    """A run's line of results.jsonl (its `transcript` is filled in by the writer)."""
+    strict, lenient, note = score
+    task = run.task
     timed_out = result.outcome == "stopped" and result.seconds >= plan.agent.max_seconds
     return {"suite": plan.suite, "task": task.id, "model": run.model, "config": run.config.name,
             "repeat": run.repeat, "order": run.order, "pass_strict": strict, "pass_lenient": lenient,
             "steps": result.steps, "attempts": result.attempts, "first_try": strict and result.first_pass == 1,
             "search": result.search, "prompt_tokens": result.prompt_tokens, "cached_tokens": result.cached_tokens,
-            "completion_tokens": result.completion_tokens, "seconds": result.seconds,
-            "wall_seconds": round(time.monotonic() - started, 2), "timed_out": timed_out, "outcome": result.outcome,
-            "reason": result.reason, "note": note, "interventions": dict(sorted(result.interventions.items())),
-            "transcript": transcript, "finished": datetime.now(UTC).isoformat(timespec="seconds"),
-            **({"project": task.project, "large": task.large} if isinstance(task, MutantJob) else {})}
+            "completion_tokens": result.completion_tokens, "seconds": result.seconds, "wall_seconds": wall,
+            "timed_out": timed_out, "outcome": result.outcome, "reason": result.reason, "note": note,
+            "interventions": dict(sorted(result.interventions.items())), "transcript": "",
+            "finished": datetime.now(UTC).isoformat(timespec="seconds"), "host": socket.gethostname(),
+            "server": server, **({"project": task.project, "large": task.large} if isinstance(task, MutantJob) else {})}
 
 
-def _run_config(plan: EvalPlan, run: RunSpec, models: Models, repo: Path, task, mode: str, message: str,
+def given_up(plan: EvalPlan, run: RunSpec, reason: str) -> RunOutput:
+    """The record of a run that never finished anywhere (its workers or servers kept dying): a model error, so
+    that `--retry-errors` runs it again."""
+    return RunOutput(run_record(plan, run, RunResult("error", reason), (False, False, reason), 0.0))
+
+
+def served_by(model: Model) -> str:
+    """The server a model talks to (an OpenAI-compatible base URL or an Ollama host); '' for other backends."""
+    return str(getattr(model, "base_url", "") or getattr(model, "host", "") or "")
+
+
+def _run_config(plan: EvalPlan, run: RunSpec, model: Model, repo: Path, task, mode: str, message: str,
                 write_path: str | None, tests: list[str] | None):
     """One run of `task` in `repo` in the run's configuration (oneshot, or the loop with its harness and schedule)."""
     from pyharness.loop.session import run_job
 
     if run.config.protocol == "oneshot" and isinstance(task, StdoutTask):
-        return run_oneshot(repo, task, models.for_run(run.model, task.id))
+        return run_oneshot(repo, task, model)
     if run.config.protocol == "oneshot":
-        return run_oneshot_job(repo, mode, message, models.for_run(run.model, task.id), tests)
+        return run_oneshot_job(repo, mode, message, model, tests)
     preset = PRESETS[run.config.schedule].get(mode)
     agent = replace(plan.agent, search_schedule=preset) if preset else plan.agent
     agent = replace(agent, protocol=run.config.protocol)  # text or json
     harness = HarnessConfig.parse_spec(run.config.harness)
     harness.layers.discard(run.config.without)
-    return run_job(repo, mode, message, models.for_run(run.model, task.id), tests=tests, harness=harness,
+    return run_job(repo, mode, message, model, tests=tests, harness=harness,
                    config=agent, default_write_path=write_path, test_timeout=plan.test_timeout)
-
-
-def make_stdout_repo(repo: Path, task: StdoutTask) -> Path:
-    """A fresh git repo holding only tests/test_example.py, the visible example as a pytest test."""
-    (repo / "tests").mkdir(parents=True)
-    (repo / "pytest.ini").write_text(_pytest_ini(), encoding="utf-8")
-    (repo / "tests" / "test_example.py").write_text(EXAMPLE_TEST.format(
-        stdin=task.example.stdin, stdout=task.example.stdout, driver=task.example.driver,
-        time_limit=task.time_limit), encoding="utf-8")
-    snapshot_repo(repo, "eval task")
-    return repo
-
-
-def _pytest_ini() -> str:
-    # Plugins installed beside pytest (hypothesis alone costs ~1 s) play no part in the example test.
-    from importlib.metadata import version
-
-    major, minor = (int(part) for part in version("pytest").split(".")[:2])
-    return "[pytest]\n" + ("addopts = --disable-plugin-autoload\n" if (major, minor) >= (8, 4) else "")
 
 
 def _score(task: Task, repo: Path, result: RunResult) -> tuple[bool, bool, str]:
@@ -285,7 +248,7 @@ def _score(task: Task, repo: Path, result: RunResult) -> tuple[bool, bool, str]:
     if isinstance(task, JobTask):
         from pyharness.evals.demo import check
 
-        ok, note = check(task.job, repo, result, root=task.root)
+        ok, note = check(task.job, repo, result, root=task.root, source=task.source)
         return ok, ok, note
     main = repo / "main.py"
     if not main.is_file():
@@ -302,12 +265,3 @@ def _errored(repo: Path, reason: str) -> RunResult:
     ends = [r for r in read_transcript(runs[0]) if r["event"] == "end"] if runs else []
     known = {k: v for k, v in (ends[-1] if ends else {}).items() if k in RunResult.__dataclass_fields__}
     return RunResult(**{**known, "outcome": "error", "reason": reason})
-
-
-def _keep_transcript(path: str, out: Path, run: RunSpec) -> str:
-    if not path or not Path(path).is_file():
-        return ""
-    slug = re.sub(r"[^A-Za-z0-9.=_-]+", "_", f"{run.task.id}__{run.model}__{run.config.name}__r{run.repeat}")
-    dest = out / "transcripts" / f"{slug}.jsonl"
-    shutil.copyfile(path, dest)
-    return dest.relative_to(out).as_posix()

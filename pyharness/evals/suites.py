@@ -11,8 +11,8 @@ from pyharness.evals.tasks import (JOB_MODES, JobTask, StdoutTask, Suite, Task, 
 
 
 def load_suite(spec: str) -> Suite:
-    """A named suite (stdout, humaneval, jobs, mutants = its test split, mutants:dev, mutants:all) or a directory of
-    task files in the stdout format."""
+    """A named suite (stdout, humaneval, jobs, mutants = its test split, mutants:dev, mutants:all) or a folder of
+    your own: stdout task files and/or job folders (`folder_suite`)."""
     if spec == "stdout":
         return load_task_dir(evals_dir() / "stdout" / "tasks", "stdout")
     if spec == "humaneval":
@@ -28,9 +28,21 @@ def load_suite(spec: str) -> Suite:
         return Suite("mutants" if split == "test" else f"mutants-{split}", load_jobs(split))
     folder = Path(spec).expanduser()
     if folder.is_dir():
-        return load_task_dir(folder / "tasks" if (folder / "tasks").is_dir() else folder, folder.resolve().name)
-    raise UserError(f"unknown suite {spec!r}: use stdout, humaneval, jobs, mutants[:dev|:all] or a directory of task "
-                    "files")
+        return folder_suite(folder)
+    raise UserError(f"unknown suite {spec!r}: use stdout, humaneval, jobs, mutants[:dev|:all] or a folder of task "
+                    "files or job folders")
+
+
+def folder_suite(folder: Path) -> Suite:
+    """Your own suite: the stdout task files of a folder (or of its tasks/) and its job folders (each `job.json` +
+    `repo/`, the format of evals/jobs/), named after the folder."""
+    tasks = folder / "tasks" if (folder / "tasks").is_dir() else folder
+    suite = load_task_dir(tasks, folder.resolve().name)
+    jobs = sorted(folder.glob("*/job.json"))
+    if not suite.tasks and not suite.problems and not jobs:
+        raise UserError(f"{folder} holds no task files (*.json) and no job folders (*/job.json with a repo/)")
+    add_job_folders(suite, jobs)
+    return suite
 
 
 def job_suite() -> Suite:
@@ -39,15 +51,23 @@ def job_suite() -> Suite:
 
     root = demo_root()
     suite = Suite("jobs", [JobTask(f"demo_{j['name']}", j, root, None, str(root / "jobs.json")) for j in load_jobs()])
-    for path in sorted((evals_dir() / "jobs").glob("*/job.json")):
+    add_job_folders(suite, sorted((evals_dir() / "jobs").glob("*/job.json")))
+    return suite
+
+
+def add_job_folders(suite: Suite, paths: list[Path]) -> None:
+    """A job task per job.json (its id: the folder's name); a malformed or duplicate one goes to the problems."""
+    for path in paths:
         try:
             job = json.loads(path.read_text(encoding="utf-8"))
             _validate_job(job, path.parent)
         except (OSError, ValueError) as err:
             suite.problems.append(f"{path}: {err}")
             continue
+        if any(t.id == path.parent.name for t in suite.tasks):
+            suite.problems.append(f"{path}: duplicate task id {path.parent.name!r}")
+            continue
         suite.tasks.append(JobTask(path.parent.name, job, path.parent, path.parent / "repo", str(path)))
-    return suite
 
 
 def _validate_job(job: object, folder: Path) -> None:
@@ -99,9 +119,9 @@ def _check_job(task: JobTask) -> TaskCheck:
                 else {**job, "seed": []}
             done = RunResult("done", "reference")
             good = check(job, make_repo(Path(tmp) / "ref", solved, root=task.root, source=task.source), done,
-                         root=task.root)
+                         root=task.root, source=task.source)
             bad = check(job, make_repo(Path(tmp) / "empty", job, root=task.root, source=task.source), done,
-                        root=task.root)
+                        root=task.root, source=task.source)
     if not good[0]:
         return TaskCheck(task.id, False, f"reference fails: {good[1]}")
     if bad[0]:
