@@ -63,11 +63,18 @@ SandboxOpt = Annotated[
 PROTOCOLS = ("text", "json")
 
 
-def protocol_name(value: str) -> str:
-    """An option callback: a protocol ph speaks, or a usage error naming them."""
-    if value not in PROTOCOLS:
-        raise typer.BadParameter(f"{value!r} is not one of {', '.join(PROTOCOLS)}")
-    return value
+def one_of(choices: tuple[str, ...]):
+    """An option callback that takes one of `choices`, else gives a usage error naming them."""
+
+    def check(value: str) -> str:
+        if value not in choices:
+            raise typer.BadParameter(f"{value!r} is not one of {', '.join(choices)}")
+        return value
+
+    return check
+
+
+protocol_name = one_of(PROTOCOLS)
 
 
 ProtocolOpt = Annotated[
@@ -148,11 +155,7 @@ def use_sandbox(on: bool, json_command: str | None = None) -> None:
 PLACES = ("local", "ray")
 
 
-def place_name(value: str) -> str:
-    """An option callback: a place runs can go, or a usage error naming them."""
-    if value not in PLACES:
-        raise typer.BadParameter(f"{value!r} is not one of {', '.join(PLACES)}")
-    return value
+place_name = one_of(PLACES)
 
 
 OnOpt = Annotated[
