@@ -175,3 +175,22 @@ def test_when_the_schedule_runs_out_with_budget_left_the_loop_goes_on_with_the_o
     assert "none passed all checks" in told and "unchanged" in told and "test_bulk_discount_applies" in told
     assert result.outcome == "done", result.reason
     assert FIXED in (repo / "orders/pricing.py").read_text()
+
+
+def test_with_deepcloze_a_hole_the_model_stands_by_spends_no_step(tmp_path, demo_jobs):
+    """Every fill of the first hole writes its code back: with `deepcloze` the next hole is masked in the same step;
+    without it the step ends with that one round (today's rounds)."""
+    from pyharness.harness.pipeline import LAYERS
+
+    infills = [BUGGY] * 6 + ["pass"] * 60
+    _, model, deep, _ = cloze_run(tmp_path / "deep", demo_jobs, infills, max_steps=1)
+    first, *rest = deep.search["cloze"]
+    assert first["hole"] == "orders/pricing.py:17" and first["dropped"] == 6 and first["checked"] == 0
+    assert rest and deep.steps == 1  # later holes, in the step the first one did not use
+    assert all(r["checked"] == 0 for r in rest[:-1]) and (rest[-1]["checked"] > 0 or len(rest) == 11)
+    assert len(model.infill_prompts) == 6 * len(deep.search["cloze"])
+
+    layers = ",".join(name for name in LAYERS if name != "deepcloze")
+    _, model, shallow, _ = cloze_run(tmp_path / "shallow", demo_jobs, infills, max_steps=1, layers=layers)
+    assert [r["hole"] for r in shallow.search["cloze"]] == ["orders/pricing.py:17"] and shallow.steps == 1
+    assert len(model.infill_prompts) == 6

@@ -15,7 +15,7 @@ from pyharness.harness.quotes import ToolOutput
 from pyharness.harness.repair import repair, resolve_name
 
 LAYERS = ("parse", "repair", "validate", "loops", "steer", "context", "noise", "lint", "confidence", "rank", "search",
-          "spectrum", "failfirst", "stdimports", "cloze")
+          "spectrum", "failfirst", "stdimports", "cloze", "deepcloze")
 CHANGES = ("write", "edit")
 """Actions that change files: never run from a reply cut off at the token limit."""
 CUT_OFF = (
