@@ -123,7 +123,7 @@ def test_fills_that_fix_nothing_leave_the_users_tree_as_it_was(tmp_path, demo_jo
     from pyharness.evals.demo import make_repo
 
     digest = hashlib.sha256((make_repo(repo, demo_jobs["fix"]) / "orders/pricing.py").read_bytes()).hexdigest()
-    repo2, model, result, _ = cloze_run(tmp_path, demo_jobs, infills)
+    repo2, model, result, _ = cloze_run(tmp_path, demo_jobs, infills, replies=["Action: run_tests()"])
     assert result.outcome != "done"
     assert hashlib.sha256((repo2 / "orders/pricing.py").read_bytes()).hexdigest() == digest
     assert all(r["checked"] <= 5 for r in result.search["cloze"])  # the masked line itself never ran
@@ -177,16 +177,17 @@ def test_when_the_schedule_runs_out_with_budget_left_the_loop_goes_on_with_the_o
     assert FIXED in (repo / "orders/pricing.py").read_text()
 
 
-def test_with_deepcloze_a_hole_the_model_stands_by_spends_no_step(tmp_path, demo_jobs):
-    """Every fill of the first hole writes its code back: with `deepcloze` the next hole is masked in the same step;
-    without it the step ends with that one round (today's rounds)."""
+def test_with_deepcloze_rounds_spend_no_step_and_a_hole_the_model_stands_by_is_passed_over(tmp_path, demo_jobs):
+    """Every fill of the first hole writes its code back: with `deepcloze` the next hole is masked at once and no
+    round spends a step; without it the round is the step and ends with that one hole (the earlier rounds)."""
     from pyharness.harness.pipeline import LAYERS
 
     infills = [BUGGY] * 6 + ["pass"] * 60
-    _, model, deep, _ = cloze_run(tmp_path / "deep", demo_jobs, infills, max_steps=1)
+    _, model, deep, _ = cloze_run(tmp_path / "deep", demo_jobs, infills, replies=["Action: run_tests()"],
+                                  max_steps=1)
     first, *rest = deep.search["cloze"]
     assert first["hole"] == "orders/pricing.py:17" and first["dropped"] == 6 and first["checked"] == 0
-    assert rest and deep.steps == 1  # later holes, in the step the first one did not use
+    assert rest and deep.steps == 1 and model.calls == 1  # later holes at once; the one step was the loop's turn
     assert all(r["checked"] == 0 for r in rest[:-1]) and (rest[-1]["checked"] > 0 or len(rest) == 11)
     assert len(model.infill_prompts) == 6 * len(deep.search["cloze"])
 

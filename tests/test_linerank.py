@@ -149,3 +149,35 @@ def test_without_a_spectrum_the_traceback_frames_come_first_deepest_first(tmp_pa
     assert found[0].reasons == ["ran in failing test", "on traceback"]
     assert found[3].reasons == ["ran in failing test", "condition traced"]
     assert found[0].holds("parse.py", 4) and not found[0].holds("app.py", 4)
+
+
+AGES = '''\
+def check(age):
+    """An age as given, when it is one."""
+    if age > 0:  # the bug: negative ages were meant
+        raise ValueError(f"not an age: {age}")
+    return age
+'''
+
+
+def test_an_if_that_raises_comes_just_before_its_raise(tmp_path):
+    repo = make_repo(tmp_path, {"ages.py": AGES}, (
+        "from ages import check\n\n\ndef test_zero():\n    assert check(0) == 0\n\n\n"
+        "def test_grown():\n    assert check(40) == 40\n"))
+    found, _ = rank(repo)
+    assert spans(found)[:2] == [("ages.py", 3, 3), ("ages.py", 4, 4)]  # the guard has the raise's evidence
+    assert found[0].score == found[1].score == 1.0
+
+
+def test_ties_go_to_the_module_the_failing_test_file_is_named_after(tmp_path):
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "alpha.py").write_text("def double(x):\n    return x * 2\n")
+    (tmp_path / "zeta.py").write_text("from alpha import double\n\n\ndef quad(x):\n    return double(double(x)) + 1\n")
+    (tmp_path / "tests" / "test_zeta.py").write_text(
+        "from zeta import quad\n\n\ndef test_quad():\n    assert quad(1) == 4\n")
+    first = run_pytest(tmp_path)
+    trace = trace_test(tmp_path, first.failing[0])
+    trace.scores = spectrum(tmp_path, ["tests/test_zeta.py"], first.failing)
+    found = suspect_lines(Workspace(tmp_path), trace, first.first_traceback)
+    assert [s.path for s in found[:2]] == ["zeta.py", "alpha.py"]  # every line scores 1.0: zeta first, not a-z
+    assert found[0].score == found[1].score == 1.0

@@ -2,8 +2,11 @@
 each as the span of lines it covers, so a candidate can mask and rewrite one statement (cloze repair).
 
 A line's evidence, strongest first: its Ochiai score from the spectrum (`RunTrace.scores`); being a frame of the
-failing traceback (the deepest frame first); a traced condition value (`RunTrace.notes`). Without a spectrum
-(its layer off, or its run failed) every line the failing test ran is a suspect, ordered by the same tie-breaks.
+failing traceback (the deepest frame first); a traced condition value (`RunTrace.notes`); being in the module the
+failing test's file is named after (`test_autowrap.py` -> `autowrap.py`). Without a spectrum (its layer off, or its
+run failed) every line the failing test ran is a suspect, ordered by the same tie-breaks. An `if` whose block raises
+has the raise's evidence too and comes just before it: the exception a failing test meets is seldom wrong in its
+message, and often wrongly raised.
 """
 
 import ast
@@ -51,9 +54,18 @@ class _Evidence:
     """Its innermost frame's place on the failing traceback (0: the deepest frame), None when not on it."""
     noted: bool = False
     ran: bool = False
+    namesake: bool = False
+    """In a module the failing test's file is named after."""
 
     def key(self) -> tuple:
-        return -self.score, self.depth is None, self.depth or 0, not self.noted
+        return -self.score, self.depth is None, self.depth or 0, not self.noted, not self.namesake
+
+    def merge(self, other: "_Evidence") -> None:
+        """Take the stronger of each piece of evidence (a guard takes its raise's)."""
+        self.score = max(self.score, other.score)
+        if other.depth is not None:
+            self.depth = other.depth if self.depth is None else min(self.depth, other.depth)
+        self.noted, self.ran = self.noted or other.noted, self.ran or other.ran
 
     def reasons(self) -> list[str]:
         said = [f"ochiai {self.score:.2f}"] if self.score else ["ran in failing test"] if self.ran else []
@@ -70,6 +82,7 @@ def suspect_lines(ws: Workspace, trace: RunTrace, traceback: str) -> list[LineSu
     depth: dict[tuple[str, int], int] = {}
     for n, frame in enumerate(traceback_lines(traceback, ws.files())):
         depth.setdefault(frame, n)
+    tested = {_module_tested(path) for path in traceback_files(traceback, ws.files()) if ws.is_test_path(path)}
     ran = {(path, line) for path, lines in trace.lines.items() for line in lines}
     scored = {(path, line): score for path, lines in trace.scores.items() for line, score in lines.items()}
     found: dict[tuple[str, int, int], _Evidence] = {}
@@ -82,15 +95,48 @@ def suspect_lines(ws: Workspace, trace: RunTrace, traceback: str) -> list[LineSu
         span = files[path].get(line)
         if span is None:
             continue
-        seen = found.setdefault((path, *span), _Evidence())
+        seen = found.setdefault((path, *span), _Evidence(namesake=_stem(path) in tested))
         seen.score = max(seen.score, scored.get((path, line), 0.0))
         if (path, line) in depth:
             here = depth[(path, line)]
             seen.depth = here if seen.depth is None else min(seen.depth, here)
         seen.noted = seen.noted or line in trace.notes.get(path, {})
         seen.ran = seen.ran or (path, line) in ran
+    for path in files:
+        for raised, guard in raise_guards(ws, path).items():
+            if (path, *raised) in found:
+                found.setdefault((path, *guard), _Evidence(namesake=_stem(path) in tested)).merge(
+                    found[(path, *raised)])
     ordered = sorted(found.items(), key=lambda item: (item[1].key(), item[0]))
     return [LineSuspect(path, start, end, seen.score, seen.reasons()) for (path, start, end), seen in ordered]
+
+
+def _stem(path: str) -> str:
+    return path.rsplit("/", 1)[-1].removesuffix(".py")
+
+
+def _module_tested(test_path: str) -> str:
+    """The module a test file is named after: `tests/test_autowrap.py` and `autowrap_test.py` -> `autowrap`."""
+    return _stem(test_path).removeprefix("test_").removesuffix("_test")
+
+
+def raise_guards(ws: Workspace, path: str) -> dict[tuple[int, int], tuple[int, int]]:
+    """(start, end) of each `raise` directly in an `if`/`elif` block -> (start, end) of that `if`'s header; {} when
+    the file cannot be read or parsed."""
+    try:
+        source = ws.read_text(path)
+        tree = ast.parse(source)
+    except (OSError, ActionError, SyntaxError, ValueError):
+        return {}
+    lines = source.splitlines()
+    guards = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If):
+            header = (node.lineno, _header_end(node, lines) or node.lineno)
+            for stmt in node.body:
+                if isinstance(stmt, ast.Raise):
+                    guards[(stmt.lineno, stmt.end_lineno)] = header
+    return guards
 
 
 def traceback_lines(traceback: str, files: list[str]) -> list[tuple[str, int]]:

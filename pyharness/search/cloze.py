@@ -176,8 +176,9 @@ line in 8 of 15 dev mutants, greedy alone in 6)."""
 class ClozeRounds:
     """The `cloze` framing inside fix mode's search: each round masks the next suspect statement, samples SAMPLES
     fills, and checks the distinct usable ones most likely first until one passes. A round is one step. With the
-    layer `deepcloze`, a hole none of whose fills is usable (each wrote the code already there back, or did not parse:
-    the model stands by the line) spends no step: the next hole is masked in the same step, down to DEEP_HOLES."""
+    layer `deepcloze` rounds spend no step (the clock and DEEP_HOLES bound them: the harness, not the model, chooses
+    what a round asks), and a hole none of whose fills is usable (each wrote the code already there back, or did not
+    parse: the model stands by the line) does not use up its schedule entry: the next hole is masked at once."""
 
     def __init__(self, search):
         self.search = search
@@ -195,11 +196,11 @@ class ClozeRounds:
             first = job.first_run
             self.holes = holes(search.ws, getattr(job, "trace", None), first.first_traceback if first else "",
                                DEEP_HOLES if self.deep else MAX_HOLES)
-        stepped, best, summary = False, None, ""
-        while self.holes and not (stepped and budget.out_of_time()):
-            if not stepped:
+        began, best, summary = False, None, ""
+        while self.holes and not (began and budget.out_of_time()):
+            if not began and not self.deep:
                 budget.result.steps += 1
-                stepped = True
+            began = True
             best, summary, usable = self._round(self.holes.pop(0), temperature)
             if usable or not self.deep:
                 break
@@ -211,8 +212,8 @@ class ClozeRounds:
         budget = search.budget
         started = time.monotonic()
         search.loop.emit("thinking", step=budget.result.steps, purpose=f"cloze {hole.path}:{hole.start}")
-        fills = sample_hole(search.loop.model, hole, [0.0] + [temperature] * (SAMPLES - 1),
-                            seed=budget.result.steps * 100)
+        seed = (len(self.rounds) + 1 if self.deep else budget.result.steps) * 100  # deep rounds spend no step
+        fills = sample_hole(search.loop.model, hole, [0.0] + [temperature] * (SAMPLES - 1), seed=seed)
         for fill in fills:
             budget.spend_tokens(fill)
             search.record["tokens"] += fill.prompt_tokens - fill.cached_tokens + fill.completion_tokens
