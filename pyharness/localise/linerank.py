@@ -86,13 +86,14 @@ def suspect_lines(ws: Workspace, trace: RunTrace, traceback: str) -> list[LineSu
     ran = {(path, line) for path, lines in trace.lines.items() for line in lines}
     scored = {(path, line): score for path, lines in trace.scores.items() for line, score in lines.items()}
     found: dict[tuple[str, int, int], _Evidence] = {}
-    files: dict[str, dict[int, tuple[int, int]]] = {}
+    files: dict[str, tuple[dict[int, tuple[int, int]], dict[tuple[int, int], tuple[int, int]]]] = {}
+    """path -> (its statement spans by line, its raise -> guard spans): each file read and parsed once."""
     for path, line in sorted(ran | set(scored) | set(depth)):
         if not path.endswith(".py") or ws.is_test_path(path):
             continue
         if path not in files:
             files[path] = statement_spans(ws, path)
-        span = files[path].get(line)
+        span = files[path][0].get(line)
         if span is None:
             continue
         seen = found.setdefault((path, *span), _Evidence(namesake=_stem(path) in tested))
@@ -102,8 +103,8 @@ def suspect_lines(ws: Workspace, trace: RunTrace, traceback: str) -> list[LineSu
             seen.depth = here if seen.depth is None else min(seen.depth, here)
         seen.noted = seen.noted or line in trace.notes.get(path, {})
         seen.ran = seen.ran or (path, line) in ran
-    for path in files:
-        for raised, guard in raise_guards(ws, path).items():
+    for path, (_, guards) in files.items():
+        for raised, guard in guards.items():
             if (path, *raised) in found:
                 found.setdefault((path, *guard), _Evidence(namesake=_stem(path) in tested)).merge(
                     found[(path, *raised)])
@@ -120,15 +121,8 @@ def _module_tested(test_path: str) -> str:
     return _stem(test_path).removeprefix("test_").removesuffix("_test")
 
 
-def raise_guards(ws: Workspace, path: str) -> dict[tuple[int, int], tuple[int, int]]:
-    """(start, end) of each `raise` directly in an `if`/`elif` block -> (start, end) of that `if`'s header; {} when
-    the file cannot be read or parsed."""
-    try:
-        source = ws.read_text(path)
-        tree = ast.parse(source)
-    except (OSError, ActionError, SyntaxError, ValueError):
-        return {}
-    lines = source.splitlines()
+def raise_guards(tree: ast.AST, lines: list[str]) -> dict[tuple[int, int], tuple[int, int]]:
+    """(start, end) of each `raise` directly in an `if`/`elif` block -> (start, end) of that `if`'s header."""
     guards = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.If):
@@ -151,16 +145,18 @@ def traceback_lines(traceback: str, files: list[str]) -> list[tuple[str, int]]:
     return frames[::-1]
 
 
-def statement_spans(ws: Workspace, path: str) -> dict[int, tuple[int, int]]:
-    """line -> (start, end) of the statement the line belongs to, for each line of `path` that is code; {} when
-    the file cannot be read or parsed."""
+def statement_spans(ws: Workspace, path: str):
+    """(line -> (start, end) of the statement the line belongs to, for each line of `path` that is code; its
+    `raise_guards`), from one parse; ({}, {}) when the file cannot be read or parsed."""
     try:
-        return spans_of(ws.read_text(path))
+        source = ws.read_text(path)
+        tree = ast.parse(source)
     except (OSError, ActionError, SyntaxError, ValueError):
-        return {}
+        return {}, {}
+    return spans_of(source, tree), raise_guards(tree, source.splitlines())
 
 
-def spans_of(source: str) -> dict[int, tuple[int, int]]:
+def spans_of(source: str, tree: ast.AST | None = None) -> dict[int, tuple[int, int]]:
     """line -> (start, end) of the one statement the line belongs to: a simple statement's whole extent (a call
     over three lines is one span), a compound statement's header only (a multi-line `if` condition, not its block),
     nothing for `def`/`class` headers, docstrings and other bare strings, `try:` and bare `except:` lines, blank
@@ -168,7 +164,7 @@ def spans_of(source: str) -> dict[int, tuple[int, int]]:
     the innermost statement."""
     lines = source.splitlines()
     spans: dict[int, tuple[int, int] | None] = {}
-    for node in ast.walk(ast.parse(source)):  # outer statements first, so an inner one takes a shared line
+    for node in ast.walk(tree or ast.parse(source)):  # outer statements first, so an inner one takes a shared line
         if not isinstance(node, ast.stmt | ast.excepthandler | ast.match_case):
             continue
         start = node.pattern.lineno if isinstance(node, ast.match_case) else node.lineno
