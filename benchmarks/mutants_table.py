@@ -1,5 +1,6 @@
 """The README's mutants table from a `make eval-mutants` results.jsonl: each configuration over all jobs and over the
-large tree, then by project, then the figures the prose around the table quotes (the passes, budget stops, reasons).
+large tree, then by project, then the figures the prose around the table quotes (the passes, budget stops, runs that
+left more failing tests than the mutant, reasons).
 
     python benchmarks/mutants_table.py evals/results/mutants-test60/results.jsonl
 """
@@ -58,8 +59,11 @@ def main(path: str) -> None:
     for config, name in CONFIGS.items():
         mine = [r for r in runs if r["config"] == config]
         reasons = Counter((r.get("reason") or "")[:45] for r in mine).most_common(3)
+        left = [r["left"] for r in mine if r.get("left")]  # records from before 'left' was kept have none
+        worse = f"{sum(x['worse'] for x in left)} of {len(left)} left worse than the mutant" if left else \
+            "'left worse' not recorded"
         print(f"{name}: {sum(bool(r.get('timed_out')) for r in mine)} of {len(mine)} hit the time budget; "
-              f"{sum(r['wall_seconds'] for r in mine) / 3600:.1f} h of runs; reasons {reasons}")
+              f"{sum(r['wall_seconds'] for r in mine) / 3600:.1f} h of runs; {worse}; reasons {reasons}")
 
 
 if __name__ == "__main__":

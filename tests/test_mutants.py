@@ -78,6 +78,13 @@ def test_make_repo_applies_the_mutant_and_score_judges_it(fixture_jobs, tmp_path
     assert subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True).stdout == ""
     ok, note = job.score(repo, job.test_hashes())
     assert not ok and "failed" in note
+    left = job.left(repo, job.test_hashes())  # the mutant as it was: not worse
+    assert (left["failing"], left["before"], left["worse"]) == (len(job.failing), len(job.failing), False)
+    (repo / job.file).write_text(mutated + "\ndef broken(:\n")  # the tests no longer collect: worse
+    assert job.left(repo, job.test_hashes())["worse"] is True
+    (repo / job.file).write_text(mutated.replace("return", "raise ValueError() or"))  # every test fails: worse
+    left = job.left(repo, job.test_hashes())
+    assert left["failing"] == 4 > len(job.failing) and left["worse"] is True
     (repo / job.file).write_text(original)
     assert job.score(repo, job.test_hashes()) == (True, "tests/test_ops.py: 4 passed")
     (repo / "tests" / "test_ops.py").write_text("def test_nothing():\n    pass\n")  # a "fix" that edits the judge
@@ -163,6 +170,7 @@ def test_eval_runs_a_mutant_job_and_scores_it_on_its_own_tests(fixture_jobs, tmp
     record = json.loads((tmp_path / "out" / "results.jsonl").read_text().splitlines()[0])
     assert record["task"] == job.id and record["pass_strict"] is True, record
     assert record["note"] == "tests/test_ops.py: 4 passed"
+    assert record["left"] == {"failing": 0, "before": len(job.failing), "worse": False}
 
 
 def test_the_job_lists_name_known_jobs_of_their_own_split():

@@ -68,11 +68,20 @@ class MutantJob:
 
     def score(self, repo: Path, test_hashes: dict[str, str]) -> tuple[bool, str]:
         """Every selected test passes and the test files are byte-identical."""
+        left = self.left(repo, test_hashes)
+        return left["green"], left["note"]
+
+    def left(self, repo: Path, test_hashes: dict[str, str]) -> dict:
+        """What a run left in `repo`, judged by the job's test files: green, how many tests fail against how many the
+        mutant failed, and `worse` when more fail, the files no longer run to pytest's end, or a test file changed."""
         changed = [t for t, h in test_hashes.items() if sha256_of(repo / t) != h]
         if changed:
-            return False, f"test files changed: {', '.join(changed)}"
+            return {"green": False, "note": f"test files changed: {', '.join(changed)}", "failing": None,
+                    "before": len(self.failing), "worse": True}
         run = run_pytest(repo, self.tests, timeout=300)
-        return run.green, f"{', '.join(self.tests)}: {run.summary()}"
+        ran = run.exit_code in (0, 1) and run.reported and not run.timed_out
+        return {"green": run.green, "note": f"{', '.join(self.tests)}: {run.summary()}", "failing": len(run.failing),
+                "before": len(self.failing), "worse": not ran or len(run.failing) > len(self.failing)}
 
 
 def split_of(job_id: str) -> str:

@@ -186,10 +186,12 @@ def perform(plan: EvalPlan, run: RunSpec, models: ModelSource) -> RunOutput:
             result = _errored(repo, str(err))
         except Exception as err:  # a fault in ph itself: recorded as this run's error, and the eval goes on
             result = _errored(repo, f"internal error: {type(err).__name__}: {err}")
-        strict, lenient, note = _score(task, repo, result)
+        strict, lenient, note, left = _score(task, repo, result)
         kept = Path(result.transcript) if result.transcript else None
         transcript = kept.read_bytes() if kept is not None and kept.is_file() else b""
     record = run_record(plan, run, result, (strict, lenient, note), round(time.monotonic() - started, 2), server)
+    if left is not None:
+        record["left"] = {k: left[k] for k in ("failing", "before", "worse")}
     return RunOutput(record, transcript)
 
 
@@ -239,22 +241,23 @@ def _run_config(plan: EvalPlan, run: RunSpec, model: Model, repo: Path, task, mo
                    config=agent, default_write_path=write_path, test_timeout=plan.test_timeout)
 
 
-def _score(task: Task, repo: Path, result: RunResult) -> tuple[bool, bool, str]:
+def _score(task: Task, repo: Path, result: RunResult) -> tuple[bool, bool, str, dict | None]:
+    """strict, lenient, note, and for a mutant job what the run left (`MutantJob.left`: its tests run whatever the
+    outcome, so a run that stopped on budget is still checked for leaving more failing tests than the mutant)."""
     if isinstance(task, MutantJob):
-        if result.outcome != "done":
-            return False, False, result.reason
-        ok, note = task.score(repo, task.test_hashes())
-        return ok, ok, note
+        left = task.left(repo, task.test_hashes())
+        ok = result.outcome == "done" and left["green"]
+        return ok, ok, left["note"] if result.outcome == "done" else result.reason, left
     if isinstance(task, JobTask):
         from pyharness.evals.demo import check
 
         ok, note = check(task.job, repo, result, root=task.root, source=task.source)
-        return ok, ok, note
+        return ok, ok, note, None
     main = repo / "main.py"
     if not main.is_file():
-        return False, False, "no main.py was written"
+        return False, False, "no main.py was written", None
     score = score_source(task, main.read_text(encoding="utf-8", errors="replace"), cwd=repo)
-    return score.strict, score.lenient, score.note or f"all {score.cases} cases match"
+    return score.strict, score.lenient, score.note or f"all {score.cases} cases match", None
 
 
 def _errored(repo: Path, reason: str) -> RunResult:
