@@ -1,6 +1,7 @@
 """Cloze repair: a suspect statement masked and filled by the model, never shown the masked text."""
 
-from pyharness.search.cloze import MISSING, Fill, Hole, holes, same_code, sample_hole, try_order
+from pyharness.search.cloze import (CONTEXT_BEFORE, MISSING, WINDOW_ALIGN, Fill, Hole, holes, same_code, sample_hole,
+                                    try_order)
 from pyharness.localise.linetrace import trace_test
 from pyharness.models.scripted import ScriptedModel
 from pyharness.localise.spectrum import spectrum
@@ -58,6 +59,18 @@ def test_a_fill_that_spans_lines_is_cut_where_the_file_parses():
     assert text == "def f(items):\n    total = sum(\n        x * 2 for x in items\n    )\n    return total\n"
     assert hole.filled("total = sum(") is None  # never parses
     assert hole.filled("total = sum(\n        items\n    )") is None  # the masked text again
+
+
+def test_holes_near_each_other_share_the_start_of_their_window():
+    lines = [f"    x{n} = {n}\n" for n in range(1, 301)]
+    near, nearer = Hole("f.py", 150, 150, 1, lines, "    "), Hole("f.py", 141, 141, 2, lines, "    ")
+    for hole in (near, nearer):
+        shown = hole.prefix.count("\n")
+        assert CONTEXT_BEFORE <= shown < CONTEXT_BEFORE + WINDOW_ALIGN
+        assert (hole.start - 1 - shown) % WINDOW_ALIGN == 0  # the window starts on an aligned line
+    # the later prompt begins with everything the earlier one showed above its hole: only the rest is read again
+    assert near.prefix.startswith(nearer.prefix.rstrip(" "))
+    assert "x141 = " not in nearer.prefix and Hole("f.py", 5, 5, 1, lines, "    ").prefix.startswith("    x1 = 1\n")
 
 
 def test_likelier_fills_are_tried_first_and_equal_files_once():

@@ -24,6 +24,10 @@ from pyharness.workspace.tree import Workspace
 
 CONTEXT_BEFORE, CONTEXT_AFTER = 60, 25
 """Lines of the file shown above and below the hole (the probe's window: 6 of 15 dev mutants restored greedy)."""
+WINDOW_ALIGN = 40
+"""The window above a hole starts on a line number that is a multiple of this (so CONTEXT_BEFORE to CONTEXT_BEFORE +
+WINDOW_ALIGN - 1 lines are shown): holes near each other then share the prompt's first tokens, and llama.cpp's prefix
+cache re-reads only what follows the earlier hole (`benchmarks/cloze_window.py` measures it; 1 turns it off)."""
 MAX_HOLES = 8
 """Suspect statements a run may mask, best ranked first."""
 DEEP_HOLES = 12
@@ -58,7 +62,8 @@ class Hole:
     @property
     def prefix(self) -> str:
         """The window above the hole, ending with the hole's indentation (the model writes only code)."""
-        return "".join(self.lines[max(0, self.start - 1 - CONTEXT_BEFORE):self.start - 1]) + self.indent
+        first = max(0, self.start - 1 - CONTEXT_BEFORE)
+        return "".join(self.lines[first - first % WINDOW_ALIGN:self.start - 1]) + self.indent
 
     @property
     def suffix(self) -> str:
