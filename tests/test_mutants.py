@@ -1,6 +1,7 @@
 """The mutant suite: single-site mutations, sound-job building and checking, fetching, scoring — no network."""
 
 import hashlib
+import dataclasses
 import json
 import subprocess
 import sys
@@ -80,8 +81,17 @@ def test_make_repo_applies_the_mutant_and_score_judges_it(fixture_jobs, tmp_path
     assert not ok and "failed" in note
     left = job.left(repo, job.test_hashes())  # the mutant as it was: not worse
     assert (left["failing"], left["before"], left["worse"]) == (len(job.failing), len(job.failing), False)
+    assert left["changed"] == []  # the pytest run's caches and ph's records are not the run's changes
+    drawn = dataclasses.replace(job, failing=[])  # as if a test on random data passed when the job was built
+    left = drawn.left(repo, job.test_hashes())
+    assert left["failing"] > left["before"] == 0 and left["worse"] is False  # nothing changed: the mutant itself
     (repo / job.file).write_text(mutated + "\ndef broken(:\n")  # the tests no longer collect: worse
-    assert job.left(repo, job.test_hashes())["worse"] is True
+    (repo / ".ph" / "runs").mkdir(parents=True)
+    (repo / ".ph" / "runs" / "r.jsonl").write_text("{}\n")
+    (repo / "calc" / "new.py").write_text("x = 1\n")
+    left = job.left(repo, job.test_hashes())
+    assert left["worse"] is True and left["changed"] == ["calc/new.py", job.file]
+    (repo / "calc" / "new.py").unlink()
     (repo / job.file).write_text(mutated.replace("return", "raise ValueError() or"))  # every test fails: worse
     left = job.left(repo, job.test_hashes())
     assert left["failing"] == 4 > len(job.failing) and left["worse"] is True
@@ -170,7 +180,7 @@ def test_eval_runs_a_mutant_job_and_scores_it_on_its_own_tests(fixture_jobs, tmp
     record = json.loads((tmp_path / "out" / "results.jsonl").read_text().splitlines()[0])
     assert record["task"] == job.id and record["pass_strict"] is True, record
     assert record["note"] == "tests/test_ops.py: 4 passed"
-    assert record["left"] == {"failing": 0, "before": len(job.failing), "worse": False}
+    assert record["left"] == {"failing": 0, "before": len(job.failing), "worse": False, "changed": [job.file]}
 
 
 def test_the_job_lists_name_known_jobs_of_their_own_split():

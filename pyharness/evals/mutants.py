@@ -73,15 +73,33 @@ class MutantJob:
 
     def left(self, repo: Path, test_hashes: dict[str, str]) -> dict:
         """What a run left in `repo`, judged by the job's test files: green, how many tests fail against how many the
-        mutant failed, and `worse` when more fail, the files no longer run to pytest's end, or a test file changed."""
-        changed = [t for t, h in test_hashes.items() if sha256_of(repo / t) != h]
-        if changed:
-            return {"green": False, "note": f"test files changed: {', '.join(changed)}", "failing": None,
-                    "before": len(self.failing), "worse": True}
+        mutant failed, `worse` when more fail, the files no longer run to pytest's end, or a test file changed, and
+        `changed`: the files that differ from the mutant's commit. A run that changed nothing left the mutant itself,
+        so it is never worse: more failing then comes from a test that is not deterministic (one that draws random
+        data can fail where the job was built passing it)."""
+        changed = edited_files(repo)
+        tests_changed = [t for t, h in test_hashes.items() if sha256_of(repo / t) != h]
+        if tests_changed:
+            return {"green": False, "note": f"test files changed: {', '.join(tests_changed)}", "failing": None,
+                    "before": len(self.failing), "worse": True, "changed": changed}
         run = run_pytest(repo, self.tests, timeout=300)
         ran = run.exit_code in (0, 1) and run.reported and not run.timed_out
         return {"green": run.green, "note": f"{', '.join(self.tests)}: {run.summary()}", "failing": len(run.failing),
-                "before": len(self.failing), "worse": not ran or len(run.failing) > len(self.failing)}
+                "before": len(self.failing), "changed": changed,
+                "worse": changed != [] and (not ran or len(run.failing) > len(self.failing))}
+
+
+def edited_files(repo: Path) -> list[str] | None:
+    """Files in the job's repo that differ from its one commit (the mutant), leaving out ph's records and the caches
+    tools write (SKIP_DIRS); None when git cannot say."""
+    from pyharness.workspace import gitops
+
+    try:
+        out = gitops.run(repo, "status", "--porcelain", "-z", "--untracked-files=all", "--no-renames", timeout=60)
+    except gitops.GitError:
+        return None
+    names = [entry[3:] for entry in out.split("\0") if len(entry) > 3]
+    return sorted(n for n in names if not SKIP_DIRS & set(n.split("/")))
 
 
 def split_of(job_id: str) -> str:

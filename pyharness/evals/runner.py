@@ -191,7 +191,7 @@ def perform(plan: EvalPlan, run: RunSpec, models: ModelSource) -> RunOutput:
         transcript = kept.read_bytes() if kept is not None and kept.is_file() else b""
     record = run_record(plan, run, result, (strict, lenient, note), round(time.monotonic() - started, 2), server)
     if left is not None:
-        record["left"] = {k: left[k] for k in ("failing", "before", "worse")}
+        record["left"] = {k: left[k] for k in ("failing", "before", "worse", "changed")}
     return RunOutput(record, transcript)
 
 
