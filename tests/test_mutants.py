@@ -1,7 +1,7 @@
 """The mutant suite: single-site mutations, sound-job building and checking, fetching, scoring — no network."""
 
-import hashlib
 import dataclasses
+import hashlib
 import json
 import subprocess
 import sys
