@@ -1,10 +1,12 @@
 """What every action shares: the `Action` record, the `Context` it runs in, the `Observation` it returns."""
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel
 
+from pyharness.workspace.interpreter import Interpreter
 from pyharness.workspace.tree import Workspace
 
 
@@ -38,13 +40,23 @@ class Context:
     keep_definitions: bool = True
     """Refuse (or merge) a whole-file write that would delete functions; off where rewriting is the job."""
     python: str | None = None
-    """Interpreter for the test run (default: the one running ph)."""
+    """The interpreter that runs the repo's code: every test run, collection, trace and candidate check (default:
+    the one running ph)."""
+    interpreter: Interpreter | None = None
+    """How `python` was chosen (path, versions, source), for the transcript."""
     suite: list[str] = field(default_factory=list)
     """What "the suite" is for this job: the test files or node ids `ph fix TESTS...` named (a mutant job's judging
     files), or all tests when empty. A run of the suite (run_tests without a target, acceptance, a search
     candidate's check) runs these."""
     last_test: object | None = None
     """The latest `TestRun`, for the harness's acceptance checks."""
+
+    def python_line(self) -> str:
+        """Which interpreter runs the repo's code, and why, in one line (the transcript's start record)."""
+        if self.interpreter is not None:
+            return self.interpreter.describe()
+        source = "given" if self.python else "ph's own"
+        return f"python: {self.python or sys.executable} ({source})"
 
 
 @dataclass

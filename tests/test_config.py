@@ -137,7 +137,7 @@ def test_ph_config_shows_what_auto_would_pick_now(tmp_path, monkeypatch):
 @pytest.mark.parametrize(("text", "message"), [
     ('model = "ollama:x"\nmax-steps = \n', "line 2: Invalid value (column 13): not valid TOML"),
     ("\n\nmax_step = 3\n", "line 3: unknown setting 'max_step' (known: model, max-steps, max-seconds, "
-                          "test-timeout, stream)"),
+                          "test-timeout, stream, python)"),
     ("max-seconds = 'soon'\n", "line 1: max-seconds = 'soon' should be a number of seconds above 0"),
     ("max-steps = 0\n", "line 1: max-steps = 0 should be a whole number above 0"),
     ("stream = 1\n", "line 1: stream = 1 should be true or false"),

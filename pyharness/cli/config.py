@@ -2,6 +2,8 @@
 
 - model: `--model` > `PH_MODEL` > the user config file > the repo's `pyproject.toml` `[tool.ph] model` > auto.
 - max-steps, max-seconds, test-timeout, stream: the flag > the user config file > the command's default.
+- python (the interpreter that runs the repo's code): `--python` > `PH_PYTHON` > the user config file > an active
+  virtualenv > a venv inside the repo > ph's own (pyharness.workspace.interpreter; a repo may not choose it).
 
 The user config file is TOML at `$PH_CONFIG`, else `config.toml` in the user config dir (platformdirs, app
 "pyharness", like the state dir in lock.py). Keys are spelt like the flags (`max-steps`; `max_steps` works too).
@@ -26,7 +28,9 @@ from pyharness.errors import UserError
 
 ENV_MODEL = "PH_MODEL"
 ENV_CONFIG = "PH_CONFIG"
-KEYS: dict[str, type] = {"model": str, "max_steps": int, "max_seconds": float, "test_timeout": float, "stream": bool}
+ENV_PYTHON = "PH_PYTHON"
+KEYS: dict[str, type] = {"model": str, "max_steps": int, "max_seconds": float, "test_timeout": float, "stream": bool,
+                         "python": str}
 """The settings a user config file may hold, by their Python name; the file spells them with '-' or '_'."""
 
 
@@ -51,6 +55,8 @@ class Settings:
     values: dict[str, Setting]
     notes: list[str] = field(default_factory=list)
     user_config: Path | None = None
+    root: Path | None = None
+    """The repo the settings are for (None: none)."""
 
     def __getitem__(self, name: str) -> Any:
         return self.values[name].value
@@ -126,13 +132,15 @@ def effective(flags: dict[str, Any], defaults: dict[str, Any], root: Path | None
             values[name] = Setting(flags[name], "flag")
         elif name == "model" and env.get(ENV_MODEL):
             values[name] = Setting(env[ENV_MODEL], f"env {ENV_MODEL}")
+        elif name == "python" and env.get(ENV_PYTHON):
+            values[name] = Setting(env[ENV_PYTHON], f"env {ENV_PYTHON}")
         elif name in user:
             values[name] = Setting(user[name], "user config", str(path))
         elif name == "model" and repo_model:
             values[name] = Setting(repo_model, "pyproject.toml", str(root / "pyproject.toml"))
         else:
             values[name] = Setting(defaults.get(name), "default")
-    return Settings(values, notes, path)
+    return Settings(values, notes, path, root)
 
 
 def choose_model(setting: Setting) -> tuple[Any, str | None]:
@@ -153,6 +161,8 @@ def describe_settings(settings: Settings) -> list[str]:
         value = _shown(name, setting.value)
         if name == "model" and not setting.value:
             value = f"auto, now {_auto_now()}"
+        if name == "python":
+            value = _python_now(settings.root, setting)
         lines.append(f"{name.replace('_', '-'):<13}{setting.source:<16}{value}")
     path = settings.user_config
     state = "found" if path is not None and path.is_file() else "not found; it takes lines like `max-steps = 30`"
@@ -165,6 +175,25 @@ def _shown(name: str, value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def choose_python(root: Path | None, setting: Setting | None, need_pytest: bool = True):
+    """The interpreter that runs the repo's code (pyharness.workspace.interpreter), from a `python` setting."""
+    from pyharness.workspace.interpreter import choose
+
+    named = None
+    if setting is not None and setting.value:
+        named = (setting.value, "--python" if setting.source == "flag" else setting.describe())
+    return choose(root, named, need_pytest=need_pytest)
+
+
+def _python_now(root: Path | None, setting: Setting) -> str:
+    try:
+        chosen = choose_python(root, setting, need_pytest=False)
+    except UserError as err:
+        return f"none: {err}"
+    text = chosen.describe().removeprefix("python: ")
+    return text if setting.value else f"auto, now {text}"
 
 
 def _auto_now() -> str:
@@ -199,8 +228,8 @@ def _checked(path: Path, text: str, raw: str, name: str, value: Any) -> Any:
     if ok and kind in (int, float) and value <= 0:
         ok = False
     if not ok:
-        want = {str: "a model spec in quotes", int: "a whole number above 0", float: "a number of seconds above 0",
-                bool: "true or false"}[kind]
+        want = {str: "a path in quotes" if name == "python" else "a model spec in quotes",
+                int: "a whole number above 0", float: "a number of seconds above 0", bool: "true or false"}[kind]
         raise UserError(f"config file {path} line {_line_of(text, raw)}: {raw} = {value!r} should be {want}")
     return value
 

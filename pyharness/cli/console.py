@@ -92,8 +92,8 @@ class RunView:
             self._live.stop()
             self._live = None
 
-    def _start(self, repo: str = "") -> None:
-        self.recap, self.repo, self.ended = Recap(), repo, False
+    def _start(self, repo: str = "", python: str = "") -> None:
+        self.recap, self.repo, self.python, self.ended = Recap(), repo, python, False
         self.started = self.phase_started = time.monotonic()
         self.phase, self.purpose, self.step = "preparing the run", "", 0
         self.generated, self.pieces, self.first_piece = 0, 0, 0.0
@@ -116,8 +116,8 @@ class RunView:
     def _set_phase(self, name: str) -> None:
         self.phase, self.phase_started = name, time.monotonic()
 
-    def _on_start(self, repo: str = "", **_) -> None:
-        self._start(repo)
+    def _on_start(self, repo: str = "", python: str = "", **_) -> None:
+        self._start(repo, python.removeprefix("python: "))
 
     def _on_phase(self, name: str) -> None:
         if not self.live and not self.acting and name != self.phase:
@@ -227,6 +227,7 @@ class RunView:
                 ("tokens", f"{result.prompt_tokens} prompt ({result.cached_tokens} cached) + "
                            f"{result.completion_tokens} completion"),
                 ("time", f"{wall:.0f} s, {result.steps} step(s)"),
+                ("python", safe(self.python)),
                 ("sandbox", "" if sandbox.enabled() else "[red]off (--no-sandbox): the tests and the model's code "
                                                         "ran with your user's rights[/red]"),
                 ("transcript", safe(shown_path(result.transcript)) if result.transcript else ""),

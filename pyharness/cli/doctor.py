@@ -1,7 +1,6 @@
 """`ph doctor`: what the set-up has, and whether any model can run with it."""
 
 import importlib
-import importlib.util
 import signal
 import subprocess
 import sys
@@ -54,8 +53,9 @@ def decodes(model: Path, timeout: float = 120.0) -> tuple[bool, str]:
     return True, ""
 
 
-def diagnose() -> tuple[list[Check], str]:
-    """The checks, and '' when some model can run, else what to do about it (one line)."""
+def diagnose(root: Path | None = None, python: Check | None = None) -> tuple[list[Check], str]:
+    """The checks, and '' when some model can run, else what to do about it (one line). `python` is the line for the
+    interpreter that runs the code of the repo at `root` (`python_check`)."""
     from pyharness.models.ollama import OllamaModel
     from pyharness.models.packs import DEFAULT_PACK, PACKS, is_present, pack_path
 
@@ -65,8 +65,8 @@ def diagnose() -> tuple[list[Check], str]:
     ollama = OllamaModel()
     up = ollama.available()
     checks = [
-        Check("python", sys.version_info >= (3, 11), sys.version.split()[0]),
-        Check("pytest", importlib.util.find_spec("pytest") is not None, "runs the repo's tests"),
+        Check("python", sys.version_info >= (3, 11), f"{sys.version.split()[0]} (ph's own, {sys.executable})"),
+        python or python_check(root),
         Check("llama-cpp-python", llama, "imports" if llama else f"{why}; pip install 'py-harness[local]'"),
         Check(f"pack {DEFAULT_PACK}", pack, str(pack_path(PACKS[DEFAULT_PACK]))),
         Check("embedded model", runs, "can run (a test decode passed)" if runs else crash
@@ -80,6 +80,20 @@ def diagnose() -> tuple[list[Check], str]:
         return checks, f"no model can run: the embedded model: {crash}"
     return checks, (f"no model can run: `ph model pull {DEFAULT_PACK}` with llama-cpp-python installed "
                     f"(pip install 'py-harness[local]'), or start Ollama and `ollama pull {ollama.model}`")
+
+
+def python_check(root: Path | None, setting=None) -> Check:
+    """The line for the interpreter that runs the repo's code and tests: its path, versions and why it was chosen,
+    or what is wrong with it (no pytest: the command that installs it)."""
+    from pyharness.cli.config import choose_python
+    from pyharness.errors import UserError
+
+    try:
+        chosen = choose_python(root, setting)
+    except UserError as err:
+        return Check("repo python", False, str(err))
+    where = f" for {root}" if root is not None else ""
+    return Check("repo python", True, f"{chosen.describe().removeprefix('python: ')}: runs the tests{where}")
 
 
 def sandbox_check() -> Check:

@@ -75,6 +75,11 @@ def eval_(
         typer.Option("--from", help="mutants only: build the jobs from a local project with a tests folder."),
     ] = None,
     sandbox: SandboxOpt = True,
+    python: Annotated[
+        str | None,
+        typer.Option("--python", help="The Python that runs every job's code and tests (default: a job's own "
+                     "environment where it has one, as the bugs suite's jobs do, else ph's own)."),
+    ] = None,
     on: OnOpt = "local",
     ray_address: RayAddressOpt = None,
     per_server: PerServerOpt = None,
@@ -114,6 +119,11 @@ def eval_(
 
             import_ray()  # not installed: the one line that says how, before anything runs
         plan_configs = parse_configs(configs)
+        interpreter = None
+        if python:
+            from pyharness.workspace.interpreter import choose
+
+            interpreter = choose(None, (python, "--python"))
         if from_path is not None:
             from pyharness.evals.tasks import Suite
             from pyharness.evals.mutants import local_jobs
@@ -161,9 +171,8 @@ def eval_(
         if on == "ray" and workers > 1:
             err.print("note: --workers is for --on local; on Ray the CPUs and --per-server set the runs at once")
         folder = out or Path("out") / f"eval-{loaded.name}"
-        plan = EvalPlan(
-            loaded.name, chosen, model, plan_configs, repeat, agent_config(max_steps, max_seconds, search_schedule)
-        )
+        plan = EvalPlan(loaded.name, chosen, model, plan_configs, repeat,
+                        agent_config(max_steps, max_seconds, search_schedule), python=interpreter)
         todo = len(pending(plan, folder / "results.jsonl", retry_errors))
         console.print(
             f"eval {loaded.name}: {len(chosen)} tasks x {len(model)} model(s) x {len(plan_configs)} "

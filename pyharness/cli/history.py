@@ -6,7 +6,7 @@ from typing import Annotated
 import typer
 
 from pyharness.cli.app import app, fail
-from pyharness.cli.options import JsonOpt, ModelOpt, RepoOpt, repo_root, settings_for
+from pyharness.cli.options import JsonOpt, ModelOpt, PythonOpt, RepoOpt, repo_root, settings_for
 
 
 @app.command(epilog="Example: ph undo --repo path/to/repo")
@@ -97,7 +97,7 @@ def show(
 
 
 @app.command("config", epilog="Example: ph config --repo path/to/repo")
-def config_(repo: RepoOpt = None, model: ModelOpt = None) -> None:
+def config_(repo: RepoOpt = None, model: ModelOpt = None, python: PythonOpt = None) -> None:
     """Show each setting's effective value and where it comes from: flag, PH_MODEL, the repo's pyproject.toml, your
     config file, or the default."""
     from pyharness.cli.config import describe_settings
@@ -106,7 +106,8 @@ def config_(repo: RepoOpt = None, model: ModelOpt = None) -> None:
 
     try:
         root = repo_root(repo)
-        settings = settings_for(root, model=model, max_steps=None, max_seconds=900.0, test_timeout=120.0, stream=False)
+        settings = settings_for(root, model=model, max_steps=None, max_seconds=900.0, test_timeout=120.0, stream=False,
+                                python=python)
     except UserError as err:
         fail(str(err))
         return
@@ -115,11 +116,19 @@ def config_(repo: RepoOpt = None, model: ModelOpt = None) -> None:
 
 
 @app.command(epilog="Example: ph doctor --json")
-def doctor(json_out: JsonOpt = False) -> None:
-    """Check the set-up (Python, pytest, llama-cpp-python, the embedded pack, Ollama); exit 1 if no model can run."""
-    from pyharness.cli.doctor import diagnose
+def doctor(repo: RepoOpt = None, python: PythonOpt = None, json_out: JsonOpt = False) -> None:
+    """Check the set-up (Python, the repo's Python and its pytest, llama-cpp-python, the embedded pack, Ollama); exit
+    1 if no model can run."""
+    from pyharness.cli.doctor import diagnose, python_check
+    from pyharness.errors import UserError
 
-    checks, problem = diagnose()
+    try:
+        root = repo_root(repo)
+        settings = settings_for(root, python=python)
+    except UserError as err:
+        fail(str(err))
+        return
+    checks, problem = diagnose(root, python_check(root, settings.values["python"]))
     if json_out:
         from pyharness.cli.jsonview import write
 

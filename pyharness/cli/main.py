@@ -14,6 +14,7 @@ from pyharness.cli.app import app, fail
 from pyharness.cli.options import (
     ProtocolOpt,
     EscalateOpt,
+    PythonOpt,
     HarnessOpt,
     JsonOpt,
     LayersOpt,
@@ -43,6 +44,18 @@ def _chosen_model(settings):
     if line:
         typer.echo(inert(line), err=True)
     return model
+
+
+def _chosen_python(root: Path | None, settings):
+    """The interpreter that runs the repo's code, said on stderr (with its versions and why) unless it was typed."""
+    from pyharness.cli.config import choose_python
+    from pyharness.cli.console import inert
+
+    setting = settings.values["python"]
+    chosen = choose_python(root, setting)
+    if setting.source != "flag":
+        typer.echo(inert(chosen.describe()), err=True)
+    return chosen
 
 
 def _quiet_or_verbose(quiet: bool, verbose: bool, json_command: str | None = None) -> None:
@@ -78,6 +91,7 @@ def _job(
     verbose: bool = False,
     protocol: str = "text",
     sandbox: bool = True,
+    python: str | None = None,
 ) -> None:
     from pyharness.cli.console import RunView, inert
     from pyharness.errors import Interrupted, ModelError, UserError
@@ -97,11 +111,12 @@ def _job(
         try:
             root = repo_root(repo)
             settings = settings_for(root, model=model, max_steps=max_steps, max_seconds=max_seconds, stream=stream,
-                                 test_timeout=test_timeout)
+                                    test_timeout=test_timeout, python=python)
             max_steps, max_seconds, stream, test_timeout = (
                 settings[k] for k in ("max_steps", "max_seconds", "stream", "test_timeout"))
             run_config = agent_config(max_steps, max_seconds, schedule, as_json, protocol)
             config = HarnessConfig.parse_spec(harness, layers)
+            interpreter = _chosen_python(root, settings) if mode != "ask" else None  # ask runs no code
             chosen = _chosen_model(settings)
             second = resolve_model(escalate) if escalate else None
             for backend in (chosen, second):
@@ -109,7 +124,7 @@ def _job(
                     backend.check()  # a server that is not there, or lacks the model: said before anything is written
             with RunView(stream=stream, quiet=quiet, verbose=verbose) as view:  # its status line ends before errors
                 result = run_job(root, mode, task, chosen, tests=tests, harness=config, config=run_config,
-                                 emit=view, escalate=second, test_timeout=test_timeout)
+                                 emit=view, escalate=second, test_timeout=test_timeout, python=interpreter)
         except (ModelError, UserError, ValueError) as err:
             fail(str(err), json_command=as_json)
             return
@@ -169,6 +184,7 @@ def fix(
     search_schedule: SearchOpt = None,
     test_timeout: TestTimeoutOpt = 120.0,
     sandbox: SandboxOpt = True,
+    python: PythonOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Run the tests; if any fail, repair the code until they pass.
@@ -194,6 +210,7 @@ def fix(
         verbose=verbose,
         protocol=protocol,
         sandbox=sandbox,
+        python=python,
     )
 
 
@@ -214,12 +231,13 @@ def add(
     search_schedule: SearchOpt = None,
     test_timeout: TestTimeoutOpt = 120.0,
     sandbox: SandboxOpt = True,
+    python: PythonOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Add a feature together with a test for it."""
     _job("add", feature, repo, model, harness, layers, max_steps, stream, escalate=escalate_to, max_seconds=max_seconds,
          schedule=search_schedule, test_timeout=test_timeout, json_out=json_out,
-         quiet=quiet, verbose=verbose, protocol=protocol, sandbox=sandbox)
+         quiet=quiet, verbose=verbose, protocol=protocol, sandbox=sandbox, python=python)
 
 
 @app.command(epilog='Example: ph run "change the food tax rate to 0.08" --repo path/to/repo')
@@ -238,12 +256,13 @@ def run(
     max_seconds: SecondsOpt = 900.0,
     test_timeout: TestTimeoutOpt = 120.0,
     sandbox: SandboxOpt = True,
+    python: PythonOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Any other change to the repo; done when the model says so and the suite is green."""
     _job("run", task, repo, model, harness, layers, max_steps, stream, escalate=escalate_to, max_seconds=max_seconds,
          test_timeout=test_timeout, json_out=json_out,
-         quiet=quiet, verbose=verbose, protocol=protocol, sandbox=sandbox)
+         quiet=quiet, verbose=verbose, protocol=protocol, sandbox=sandbox, python=python)
 
 
 @app.command(epilog="Example: ph demo --only ask --only fix --keep /tmp/ph-demo")
@@ -256,6 +275,7 @@ def demo(
     quiet: QuietOpt = False,
     verbose: VerboseOpt = False,
     sandbox: SandboxOpt = True,
+    python: PythonOpt = None,
     only: Annotated[list[str] | None, typer.Option("--only", help="Run only these jobs (ask/fix/add/run).")] = None,
     keep: Annotated[Path | None, typer.Option("--keep", help="Keep the demo repos in this folder.")] = None,
 ) -> None:
@@ -275,8 +295,9 @@ def demo(
     _quiet_or_verbose(quiet, verbose)
     use_sandbox(sandbox)
     try:
-        settings = settings_for(None, model=model, max_steps=max_steps, stream=stream)
+        settings = settings_for(None, model=model, max_steps=max_steps, stream=stream, python=python)
         max_steps, stream = settings["max_steps"], settings["stream"]
+        interpreter = _chosen_python(None, settings)
         chosen = _chosen_model(settings)
         if not quiet:
             console.print(f"demo with model [bold]{safe(chosen.name)}[/bold]")
@@ -288,6 +309,7 @@ def demo(
                 only=only,
                 emit=view,
                 keep=keep,
+                python=interpreter,
                 announce=lambda text: quiet or console.print(f"\n[bold]{safe(text)}[/bold]"),
             )
     except (ModelError, UserError, ValueError) as err:

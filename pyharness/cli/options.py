@@ -25,6 +25,11 @@ ModelOpt = Annotated[
         "answers, else the embedded pack; see `ph config`).",
     ),
 ]
+PythonOpt = Annotated[
+    str | None,
+    typer.Option("--python", help="The Python that runs the repo's code and tests (default: PH_PYTHON, your config "
+                 "file, an active virtualenv, a .venv/, venv/ or env/ in the repo, else ph's own; see `ph config`)."),
+]
 HarnessOpt = Annotated[str, typer.Option("--harness", help="on, or off for the thin-wrapper baseline.")]
 LayersOpt = Annotated[str | None, typer.Option("--layers", help="Comma-separated harness layers to switch on.")]
 StepsOpt = Annotated[int, typer.Option("--max-steps", min=1, help="Model turns before the run stops.")]

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from pyharness.loop.agent import AgentConfig, RunResult
 from pyharness.workspace.gitops import snapshot_repo
+from pyharness.workspace.interpreter import Interpreter
 from pyharness.harness.pipeline import HarnessConfig
 from pyharness.models.base import Model
 from pyharness.loop.session import run_job
@@ -87,7 +88,8 @@ def check(job: dict, repo: Path, result: RunResult, root: Path | None = None,
 
 def run_demo(model: Model, *, harness: HarnessConfig | None = None, config: AgentConfig | None = None,
              only: list[str] | None = None, emit: Callable[..., None] | None = None,
-             announce: Callable[[str], None] = lambda text: None, keep: Path | None = None) -> list[DemoOutcome]:
+             announce: Callable[[str], None] = lambda text: None, keep: Path | None = None,
+             python: Interpreter | None = None) -> list[DemoOutcome]:
     """Run the demo jobs in order on fresh copies; returns one outcome per job."""
     outcomes = []
     base = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="ph-demo-"))
@@ -97,7 +99,8 @@ def run_demo(model: Model, *, harness: HarnessConfig | None = None, config: Agen
                 continue
             announce(f"{job['name']}: {job['task'] or 'make the failing tests pass'}")
             repo = make_repo(base / job["name"], job)
-            result = run_job(repo, job["mode"], job["task"], model, harness=harness, config=config, emit=emit)
+            result = run_job(repo, job["mode"], job["task"], model, harness=harness, config=config, emit=emit,
+                             python=python)
             ok, note = check(job, repo, result)
             outcomes.append(DemoOutcome(job["name"], result, ok, note))
     finally:

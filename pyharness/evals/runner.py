@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Protocol
 
 from pyharness.workspace import sandbox
+from pyharness.workspace.interpreter import Interpreter
 from pyharness.loop.agent import AgentConfig, RunResult
 from pyharness.errors import ModelError
 from pyharness.evals.configs import EvalConfig
@@ -44,6 +45,8 @@ class EvalPlan:
     repeats: int = 1
     agent: AgentConfig = field(default_factory=AgentConfig)
     test_timeout: float = 60.0
+    python: Interpreter | None = None
+    """`--python`: the interpreter that runs every job's code (None: ph's own, or a job's own environment)."""
 
 
 @dataclass(frozen=True)
@@ -237,8 +240,8 @@ def _run_config(plan: EvalPlan, run: RunSpec, model: Model, repo: Path, task, mo
     agent = replace(agent, protocol=run.config.protocol)  # text or json
     harness = HarnessConfig.parse_spec(run.config.harness)
     harness.layers.discard(run.config.without)
-    return run_job(repo, mode, message, model, tests=tests, harness=harness,
-                   config=agent, default_write_path=write_path, test_timeout=plan.test_timeout)
+    return run_job(repo, mode, message, model, tests=tests, harness=harness, config=agent,
+                   default_write_path=write_path, test_timeout=plan.test_timeout, python=plan.python)
 
 
 def _score(task: Task, repo: Path, result: RunResult) -> tuple[bool, bool, str, dict | None]:

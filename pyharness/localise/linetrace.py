@@ -16,6 +16,7 @@ from pathlib import Path
 
 from pyharness.workspace.noise import QUIET_ENV
 from pyharness.workspace.procs import clean_env, run_tree
+from pyharness.workspace.testrun import import_roots
 
 TRACER = r"""
 import ast, json, os, sys
@@ -30,13 +31,16 @@ def conditions(path):
         table = {}
         try:
             with open(path, encoding="utf-8") as f:
-                tree = ast.parse(f.read())
+                source = f.read()
+            tree = ast.parse(source)
         except (OSError, SyntaxError, ValueError):
             tree = None
         for stmt in ast.walk(tree) if tree else ():
             if not isinstance(stmt, (ast.If, ast.While)) or any(isinstance(n, UNSAFE) for n in ast.walk(stmt.test)):
                 continue
-            names = [ast.unparse(n) for n in ast.walk(stmt.test) if isinstance(n, (ast.Name, ast.Attribute))]
+            names = [ast.get_source_segment(source, n) for n in ast.walk(stmt.test)
+                     if isinstance(n, (ast.Name, ast.Attribute))]
+            names = [n for n in names if n and "\n" not in n]
             names = [n for n in dict.fromkeys(names) if not any(o.startswith(n + ".") for o in names)]
             names = [n for n in names if n not in ("True", "False", "None")]
             if names:
@@ -124,7 +128,7 @@ def run_script(root: Path, script: str, args: list[str], timeout: float, python:
     the JSON it wrote to OUT; {} when it failed, wrote nothing or timed out."""
     fd, out = tempfile.mkstemp(suffix=".json")
     os.close(fd)
-    env = clean_env({**QUIET_ENV, "PYTHONPATH": str(root)})
+    env = clean_env({**QUIET_ENV, "PYTHONPATH": os.pathsep.join(import_roots(root))})
     try:
         done = run_tree([python or sys.executable, "-c", script, str(root), out, *args], cwd=root, env=env,
                         timeout=timeout, write=[Path(out)], readonly=[root / rel for rel in readonly or []])

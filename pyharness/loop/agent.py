@@ -92,6 +92,7 @@ class Agent:
                 model=self.model.name,
                 layers=sorted(self.harness.layers),
                 sandbox=sandbox.describe(),
+                python=self.ctx.python_line(),
                 system=system,
                 first_message=task,
                 repo=str(self.ctx.workspace.root),

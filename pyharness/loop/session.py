@@ -10,6 +10,7 @@ from pyharness.errors import UserError
 from pyharness.harness.pipeline import HarnessConfig
 from pyharness.harness.rank import choose
 from pyharness.loop.jobs import MODE_ACTIONS, Job
+from pyharness.workspace.interpreter import Interpreter
 from pyharness.workspace.lock import RepoLock
 from pyharness.models.base import Model
 from pyharness.workspace.tree import Workspace
@@ -37,23 +38,27 @@ def offered(job: Job, harness: HarnessConfig) -> dict[str, Action]:
 def run_job(repo: Path, mode: str, task: str, model: Model, *, tests: list[str] | None = None,
             harness: HarnessConfig | None = None, config: AgentConfig | None = None,
             emit: Callable[..., None] | None = None, default_write_path: str | None = None,
-            test_timeout: float = 60.0, escalate: Model | None = None) -> RunResult:
-    """Run one job to its end and return how it went (the transcript is under REPO/.ph/runs/)."""
+            test_timeout: float = 60.0, escalate: Model | None = None,
+            python: Interpreter | None = None) -> RunResult:
+    """Run one job to its end and return how it went (the transcript is under REPO/.ph/runs/). `python` runs the
+    repo's code (default: ph's own interpreter; the cli chooses the project's, pyharness.workspace.interpreter)."""
     if mode not in MODE_ACTIONS:
         raise UserError(f"unknown mode {mode!r}")
     emit = emit or (lambda kind, **d: None)
     ws = Workspace(check_repo(repo), protect_tests=mode in ("fix", "stdout"), emit=emit)
     with RepoLock(ws.root):  # one run per repo; the kernel drops the lock if this process is killed
         ws.clean_stale_temps()  # a killed run's temp files (safe: no other run holds the lock)
-        emit("start", mode=mode, task=task, model=model.name, repo=str(ws.root))
+        emit("start", mode=mode, task=task, model=model.name, repo=str(ws.root),
+             python=python.describe() if python is not None else "")
         for backend in (model, escalate):
             _load(backend, emit)
         guard = None
         if mode == "fix":
             from pyharness.workspace.protect import TestGuard
 
-            guard = ws.guard = TestGuard.start(ws, tests=list(tests or []))
-        ctx = Context(workspace=ws, test_timeout=test_timeout, keep_definitions=mode != "stdout", task=task)
+            guard = ws.guard = TestGuard.start(ws, python=python.path if python else None, tests=list(tests or []))
+        ctx = Context(workspace=ws, test_timeout=test_timeout, keep_definitions=mode != "stdout", task=task,
+                      python=python.path if python else None, interpreter=python)
         job = Job(mode=mode, task=task, tests=list(tests or []))
         harness = harness or HarnessConfig()
         agent = Agent(model, job, ctx, offered(job, harness), config=config, harness=harness,

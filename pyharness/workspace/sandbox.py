@@ -116,23 +116,111 @@ def check() -> None:
         raise RuntimeError(f"{support().problem}; `ph doctor` says more, `--no-sandbox` runs without it")
 
 
-@functools.lru_cache(maxsize=8)
+PROBE = ("import json, sys\n"
+         "try:\n    import pytest\n    found = pytest.__version__\nexcept Exception:\n    found = ''\n"
+         "print(json.dumps({'version': '%d.%d.%d' % sys.version_info[:3], 'pytest': found, 'paths': [sys.prefix, "
+         "sys.base_prefix, sys.exec_prefix, getattr(sys, 'base_exec_prefix', ''), *sys.path]}))")
+"""What an interpreter is asked about itself (Python 3.8+): its version, its pytest, and where it reads from."""
+_DISTRUSTED: dict[str, str] = {}
+"""Interpreters found inside a repo (its `.venv`), by path: what they report is believed only inside the repo."""
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What an interpreter said about itself."""
+
+    version: str = ""
+    """'3.12.1'; '' when the probe failed (not a Python, or it would not start)."""
+    pytest: str = ""
+    """pytest's version in that interpreter; '' when it has none."""
+    paths: tuple[str, ...] = ()
+    """The folders it reads its standard library and packages from (prefixes and sys.path), as the sandbox allows."""
+    problem: str = ""
+    """Why the probe failed, in one line ('' when it ran)."""
+
+
+def distrust(python: str, root: Path) -> None:
+    """Mark `python` as the repo's own (found in its `.venv`): a program the repo supplied, so its probe runs in the
+    sandbox and the folders it reports are read only inside the repo and the installation it is a link to."""
+    _DISTRUSTED[python] = str(Path(root).resolve())
+    probe.cache_clear()
+
+
+@functools.lru_cache(maxsize=16)
+def probe(python: str) -> Probe:
+    """Ask `python` for its version, its pytest and its folders (-I: its installation's own paths, not PYTHONPATH).
+    Any interpreter but ph's own is asked inside the sandbox (when it is on), reading only the system, its venv
+    and the installation its executable resolves to."""
+    tmp = Path(tempfile.mkdtemp(prefix="ph-probe-"))
+    cmd = [python, "-I", "-c", PROBE]
+    try:
+        if python != sys.executable and enabled() and not support().problem:
+            policy = {"cwd": str(tmp), "write": [str(tmp), *DEVICE_RW], "rlimits": LIMITS, "readonly": [],
+                      "read": [*SYSTEM_READ, *_install_bounds(python), str(tmp)]}
+            cmd = [sys.executable, "-I", str(LAUNCHER), json.dumps(policy), *cmd]
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=tmp, stdin=subprocess.DEVNULL,
+                              env={"PATH": "/usr/bin:/bin", "HOME": str(tmp), "TMPDIR": str(tmp)})
+        found = json.loads(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 else None
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return Probe(problem=f"{python} did not start ({err.__class__.__name__}: {err})"[:200])
+    except (json.JSONDecodeError, IndexError):
+        found = None
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if not isinstance(found, dict) or not isinstance(found.get("paths"), list):
+        last = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
+        return Probe(problem=f"{python} is not a Python that ph can run ({last})"[:200])
+    return Probe(str(found.get("version", "")), str(found.get("pytest") or ""), _readable(python, found["paths"]))
+
+
 def interpreter_paths(python: str) -> tuple[str, ...]:
-    """The folders `python` reads its standard library and packages from (its prefixes and sys.path), and ph's
-    own package (the verdict plugin lives there)."""
-    probe = "import sys, json; print(json.dumps([sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, " \
-            "*sys.path]))"
-    try:  # -I: the installation's own paths, not PYTHONPATH or the folder of whatever script runs ph
-        out = subprocess.run([python, "-I", "-c", probe], capture_output=True, text=True, timeout=30)
-        found = json.loads(out.stdout) if out.returncode == 0 else []
-    except (OSError, subprocess.TimeoutExpired, json.JSONDecodeError):
-        found = []
-    exe = Path(python)
-    found += [str(exe.parent), str(exe.resolve().parent)]
+    """The folders `python` reads its standard library and packages from, and ph's own package (the verdict plugin
+    lives there)."""
     import pyharness
 
-    found.append(str(Path(pyharness.__file__).parent))
-    return tuple(dict.fromkeys(str(Path(p).resolve()) for p in found if p and Path(p).exists()))
+    return tuple(dict.fromkeys([*probe(python).paths, str(Path(pyharness.__file__).parent.resolve())]))
+
+
+def _install_bounds(python: str) -> list[str]:
+    """Where an interpreter may be installed: its venv (the folder holding pyvenv.cfg), the prefix of the executable
+    it resolves to, and the base a venv's pyvenv.cfg names; never `/`, the home folder or a folder above it."""
+    exe = Path(python)
+    found = [exe.parent.parent, exe.resolve().parent.parent]
+    try:
+        cfg = (exe.parent.parent / "pyvenv.cfg").read_text(encoding="utf-8", errors="replace")
+        home = next((ln.split("=", 1)[1].strip() for ln in cfg.splitlines() if ln.split("=")[0].strip() == "home"), "")
+        if home:
+            found.append(Path(home).resolve().parent)
+    except OSError:
+        pass
+    out = [str(p.resolve()) for p in found if _installation(p) and not _too_wide(p)]
+    return list(dict.fromkeys(out))
+
+
+def _installation(folder: Path) -> bool:
+    """True for a folder that holds a Python installation or venv (pyvenv.cfg, lib/python3.*, Windows' Lib)."""
+    return (folder / "pyvenv.cfg").is_file() or (folder / "Lib").is_dir() or any((folder / "lib").glob("python3*"))
+
+
+def _too_wide(path: Path) -> bool:
+    """True for `/`, the user's home folder and every folder above it: never an interpreter's installation."""
+    path = Path(path).resolve()
+    home = Path.home().resolve()
+    return path == Path(path.anchor) or path == home or path in home.parents
+
+
+def _readable(python: str, reported: list) -> tuple[str, ...]:
+    """The reported folders that exist, without `/` or the home folder and those above it; for a repo's own
+    interpreter (`distrust`) only those inside the repo or its installation bounds."""
+    exe = Path(python)
+    found = [str(p) for p in reported if isinstance(p, str) and p]
+    found += [str(exe.parent), str(exe.resolve().parent)]
+    paths = [Path(p).resolve() for p in found if Path(p).exists()]
+    paths = [p for p in paths if not _too_wide(p)]
+    if python in _DISTRUSTED:
+        bounds = [Path(_DISTRUSTED[python]), *map(Path, _install_bounds(python))]
+        paths = [p for p in paths if any(p == b or b in p.parents for b in bounds)]
+    return tuple(dict.fromkeys(str(p) for p in paths))
 
 
 def _policy(cwd: Path, write: Iterable[Path], readonly: Iterable[Path], python: str,

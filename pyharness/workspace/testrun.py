@@ -143,7 +143,7 @@ def run_pytest(root: Path, targets: list[str] | None = None, *, timeout: float =
         raise ValueError(why)
     cmd = [python or sys.executable, "-m", "pytest", *PYTEST_QUIET_ARGS, "--tb=short", "-rfE",
            "-p", "ph_pytest_report", *pinned_args(root, targets), *targets]
-    paths = [str(root), str(sandbox.PLUGIN_DIR), *filter(None, [os.environ.get("PYTHONPATH")])]
+    paths = [*import_roots(root), str(sandbox.PLUGIN_DIR), *filter(None, [os.environ.get("PYTHONPATH")])]
     log = CappedLog(_log_path())
     report = log.path.with_suffix(".report")
     fd = os.open(report, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -159,6 +159,13 @@ def run_pytest(root: Path, targets: list[str] | None = None, *, timeout: float =
     run.timeout, run.log_path, run.omitted_lines = timeout, log.path, log.omitted_lines
     _apply_report(run, report)
     return run
+
+
+def import_roots(root: Path) -> list[str]:
+    """Where the repo's own code is imported from, ahead of anything installed: the tree itself, and its `src/` in a
+    src layout. An editable install in the project's venv points at the user's tree; a scratch copy's code must win
+    over it, or a candidate would be tested against the original."""
+    return [str(root), *([str(root / "src")] if (root / "src").is_dir() else [])]
 
 
 def _apply_report(run: TestRun, report: Path) -> None:
