@@ -33,9 +33,10 @@ def _state_dir(tmp_path_factory, monkeypatch):
 
 @pytest.fixture(autouse=True)
 def _no_user_settings(tmp_path_factory, monkeypatch):
-    """The user's own config file, PH_MODEL and OpenAI variables never reach a test (each test sets what it needs)."""
+    """The user's own config file, PH_MODEL, the interpreter's sources and OpenAI variables never reach a test (each
+    test sets what it needs)."""
     monkeypatch.setenv("PH_CONFIG", str(tmp_path_factory.mktemp("ph-config") / "config.toml"))
-    for name in ("PH_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY"):
+    for name in ("PH_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY", "PH_PYTHON", "VIRTUAL_ENV", "CONDA_PREFIX"):
         monkeypatch.delenv(name, raising=False)
 
 
