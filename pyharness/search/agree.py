@@ -92,11 +92,12 @@ def _variants(value) -> list:
     return []
 
 
-def behaviour(code: str, calls: list[str], timeout: float = 10.0) -> tuple[str, ...] | None:
+def behaviour(code: str, calls: list[str], timeout: float = 10.0,
+              python: str | None = None) -> tuple[str, ...] | None:
     """What `code` returns (repr) or raises on each call, run once in a subprocess; None when it cannot be run."""
     with tempfile.TemporaryDirectory(prefix="ph-probe-") as tmp:
         try:
-            proc = run_once([sys.executable, "-c", RUNNER], stdin=json.dumps([code, calls]), timeout=timeout,
+            proc = run_once([python or sys.executable, "-c", RUNNER], stdin=json.dumps([code, calls]), timeout=timeout,
                             cwd=Path(tmp), env=clean_env())
             rows = json.loads(proc.stdout.strip().splitlines()[-1])
         except (subprocess.TimeoutExpired, json.JSONDecodeError, IndexError):
@@ -104,15 +105,16 @@ def behaviour(code: str, calls: list[str], timeout: float = 10.0) -> tuple[str, 
     return tuple(rows) if isinstance(rows, list) and len(rows) == len(calls) else None
 
 
-def choose(codes: list[str], calls: list[str], known: dict | None = None) -> tuple[int, int]:
+def choose(codes: list[str], calls: list[str], known: dict | None = None,
+           python: str | None = None) -> tuple[int, int]:
     """(index of the code whose behaviour on `calls` the most codes share, how many share it); ties: earliest.
-    `known` holds behaviours already worked out, by code (filled in here for the rest)."""
+    `known` holds behaviours already worked out, by code (filled in here for the rest); `python` runs them."""
     if len(codes) < 2 or not calls:
         return 0, 1
     known = {} if known is None else known
     for code in codes:
         if code not in known:
-            known[code] = behaviour(code, calls)
+            known[code] = behaviour(code, calls, python=python)
     seen = [known[code] for code in codes]
     support = [sum(1 for other in seen if mine is not None and other == mine) for mine in seen]
     best = max(range(len(codes)), key=lambda i: (support[i], -i))

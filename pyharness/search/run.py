@@ -107,13 +107,13 @@ class Search:
         """Two or more passing candidates, all alike on the probe calls (each one's results worked out once)."""
         if len(greens) < 2 or not self._probes(target):
             return False
-        choose([c.code for c in greens], self._probes(target), self.behaviours)  # fills in the behaviours
+        choose([c.code for c in greens], self._probes(target), self.behaviours, self.ctx.python)  # fills them in
         seen = {self.behaviours[c.code] for c in greens}
         return len(seen) == 1 and None not in seen
 
     def _agree(self, target, greens: list[Candidate]) -> Candidate:
         """The passing candidate whose results on the probe calls the most passing candidates share."""
-        index, support = choose([c.code for c in greens], self._probes(target), self.behaviours)
+        index, support = choose([c.code for c in greens], self._probes(target), self.behaviours, self.ctx.python)
         self.record["vote"] = {"passing": len(greens), "probes": len(self._probes(target)), "support": support,
                                "chosen": greens[index].origin}
         self.budget.count("search.vote", f"{greens[index].origin}: {support} of {len(greens)} passing agree")
