@@ -3,6 +3,7 @@
     python evals/bugs/build.py MIRROR                 # every project of PLAN
     python evals/bugs/build.py MIRROR click attrs     # some (their jobs replace those projects' in the manifest)
     python evals/bugs/build.py MIRROR --survey        # candidates per project, nothing run
+    python evals/bugs/build.py MIRROR arrow --manifest=/tmp/part.json   # another manifest (builds side by side)
 
 MIRROR holds one bare git dir of each project's public repository, at MIRROR/OWNER+NAME/repo (what the search
 tool's `fetch` gives; a `git clone --bare` of each PLAN repository into that path serves as well). The histories are
@@ -32,8 +33,8 @@ from pyharness.evals import bugprojects, bugs
 from pyharness.evals.projects import Project, sha256_of, unpack
 from pyharness.workspace.testrun import run_pytest
 
-FIX_WORDS = re.compile(r"\b(fix(e[sd])?|fixing|bug|regression|crash(es)?|wrong|incorrect|broken|issue|error|fail(s|ed|ure)?)\b",
-                       re.IGNORECASE)
+FIX_WORDS = re.compile(r"\b(fix(e[sd])?|fixing|bug|regression|crash(es)?|wrong|incorrect|broken|issue|error"
+                       r"|fail(s|ed|ure)?)\b", re.IGNORECASE)
 NOT_SOURCE = ("docs/", "doc/", "examples/", "example/", "scripts/", "benchmarks/", "bench/", "tasks/", "ci/",
               "typing_tests/")
 MAX_LINES = 30
@@ -49,7 +50,7 @@ class Plan:
     split: str
     deps: tuple[str, ...] = ()
     test_deps: tuple[str, ...] = ()
-    releases: int = 12
+    releases: int = 20
     """How many of the newest releases to pair."""
     skip_tests: tuple[str, ...] = ()
     """Judging test files that need what the sandbox does not give (the network, a live server)."""
@@ -65,7 +66,7 @@ PLAN = {
                   test_deps=("pytest-mock", "pytz", "simplejson", "dateparser")),
     "python-dateutil": Plan("dateutil/dateutil", "Apache-2.0 AND BSD-3-Clause", "dev", deps=("six",),
                             test_deps=("hypothesis", "freezegun")),
-    "marshmallow": Plan("marshmallow-code/marshmallow", "MIT", "dev", test_deps=("simplejson", "pytz")),
+    "marshmallow": Plan("marshmallow-code/marshmallow", "MIT", "dev", test_deps=("simplejson", "pytz"), releases=45),
     "jinja2": Plan("pallets/jinja", "BSD-3-Clause", "test", deps=("MarkupSafe",), test_deps=("trio",)),
     "werkzeug": Plan("pallets/werkzeug", "BSD-3-Clause", "dev", deps=("MarkupSafe",)),
     "packaging": Plan("pypa/packaging", "Apache-2.0 OR BSD-2-Clause", "test", test_deps=("pretend",)),
@@ -340,7 +341,8 @@ def judge(name, c: Candidate, hunks, tests, t0: Path, t1: Path, python, repo_url
 def main(argv: list[str]) -> None:
     mirror, names = Path(argv[0]), [a for a in argv[1:] if not a.startswith("--")]
     survey = "--survey" in argv
-    path = bugs.manifest_path()
+    given = [a.partition("=")[2] for a in argv if a.startswith("--manifest=")]
+    path = Path(given[0]) if given else bugs.manifest_path()
     data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"projects": {}, "jobs": []}
     for name in names or list(PLAN):
         started = time.monotonic()
@@ -351,7 +353,8 @@ def main(argv: list[str]) -> None:
         data["jobs"] = [j for j in data["jobs"] if j["project"] != name] + [j.to_json() for j in jobs]
         data["projects"][name] = {"license": project.license, "repository": project.repository,
                                   "split": project.split, "deps": list(project.deps),
-                                  "test_deps": list(project.test_deps), "releases": dict(sorted(project.releases.items()))}
+                                  "test_deps": list(project.test_deps),
+                                  "releases": dict(sorted(project.releases.items()))}
         write(path, data)  # after each project, so a long build keeps what it has
 
 

@@ -150,8 +150,7 @@ def check(job: BugJob, timeout: float = CHECK_TIMEOUT) -> tuple[bool, str]:
     if not clean.green:
         return False, f"the fixed tree is not green ({clean.summary()})"
     if sorted(seeded.failing) != sorted(job.failing):
-        return False, (f"the seeded tree fails {len(seeded.failing)} tests, not the {len(job.failing)} listed "
-                       f"({seeded.summary()})")
+        return False, f"the seeded tree does not fail exactly the {len(job.failing)} listed tests ({seeded.summary()})"
     return True, f"seeded: {seeded.summary()}; fixed: {clean.summary()}"
 
 
@@ -192,9 +191,9 @@ def load_jobs(split: str = "test", cache: Path | None = None, path: Path | None 
     return chosen
 
 
-def bug_counts(jobs: list, projects: dict[str, BugProject] | None = None) -> list[str]:
-    """What `--check` prints: one line per project and the totals (sound jobs, projects, projects with dependencies,
-    the share of multi-line or multi-hunk fixes, per split)."""
+def bug_counts(jobs: list, dropped: list[str] = (), projects: dict[str, BugProject] | None = None) -> list[str]:
+    """What `--check` prints: one line per project, the totals (sound jobs, projects, projects with dependencies,
+    the share of multi-line or multi-hunk fixes, per split) and the dropped jobs by kind of reason."""
     from collections import Counter
 
     if projects is None:
@@ -208,4 +207,16 @@ def bug_counts(jobs: list, projects: dict[str, BugProject] | None = None) -> lis
     lines.append(f"sound jobs: {len(bugs)} from {len(per)} projects, {len(with_deps)} with dependencies; "
                  f"multi-line or multi-hunk: {multi} ({100 * multi / max(len(bugs), 1):.0f}%); split: "
                  + ", ".join(f"{k} {v}" for k, v in sorted(splits.items())))
+    if dropped:
+        kinds = Counter(_drop_kind(note) for note in dropped)
+        lines.append(f"dropped: {len(dropped)} (" + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())) + ")")
     return lines
+
+
+def _drop_kind(note: str) -> str:
+    """The kind of a check failure, for the dropped line: a flaky or network-bound job shows as one of these."""
+    for marker, kind in (("timed out", "timed out"), ("not green", "fixed tree not green"),
+                         ("does not fail exactly", "seeded failing differs"), ("sha256", "release differs")):
+        if marker in note:
+            return kind
+    return "other"

@@ -244,12 +244,21 @@ def _run_config(plan: EvalPlan, run: RunSpec, model: Model, repo: Path, task, mo
     harness = HarnessConfig.parse_spec(run.config.harness)
     harness.layers.discard(run.config.without)
     return run_job(repo, mode, message, model, tests=tests, harness=harness, config=agent,
-                   default_write_path=write_path, test_timeout=plan.test_timeout, python=plan.python)
+                   default_write_path=write_path, test_timeout=plan.test_timeout, python=python)
+
+
+def job_python(task) -> Interpreter | None:
+    """A bug job's own interpreter (its project's venv, which holds the project's dependencies); None for others."""
+    if not isinstance(task, BugJob) or task.python is None:
+        return None
+    from pyharness.workspace.interpreter import choose
+
+    return choose(None, (task.python, f"the {task.project} venv of the bugs suite"))
 
 
 def _score(task: Task, repo: Path, result: RunResult) -> tuple[bool, bool, str, dict | None]:
-    """strict, lenient, note, and for a mutant or bug job what the run left (`MutantJob.left`: its tests run whatever the
-    outcome, so a run that stopped on budget is still checked for leaving more failing tests than the mutant)."""
+    """strict, lenient, note, and for a mutant or bug job what the run left (`MutantJob.left`: its tests run whatever
+    the outcome, so a run that stopped on budget is still checked for leaving more failing tests than the mutant)."""
     if isinstance(task, (MutantJob, BugJob)):
         left = task.left(repo, task.test_hashes())
         ok = result.outcome == "done" and left["green"]
