@@ -4,6 +4,8 @@
     python evals/bugs/build.py MIRROR click attrs     # some (their jobs replace those projects' in the manifest)
     python evals/bugs/build.py MIRROR --survey        # candidates per project, nothing run
     python evals/bugs/build.py MIRROR arrow --manifest=/tmp/part.json   # another manifest (builds side by side)
+    python evals/bugs/build.py --merge /tmp/part.json ...                # fold such parts into the committed one
+    python evals/bugs/build.py --table                                    # the README's projects table
 
 MIRROR holds one bare git dir of each project's public repository, at MIRROR/OWNER+NAME/repo (what the search
 tool's `fetch` gives; a `git clone --bare` of each PLAN repository into that path serves as well). The histories are
@@ -61,14 +63,16 @@ PLAN = {
     "click": Plan("pallets/click", "BSD-3-Clause", "dev"),
     "attrs": Plan("python-attrs/attrs", "MIT", "dev", test_deps=("hypothesis",)),
     "cattrs": Plan("python-attrs/cattrs", "MIT", "test", deps=("attrs", "typing-extensions"),
-                   test_deps=("hypothesis", "immutables")),
+                   test_deps=("hypothesis", "immutables", "pytest-benchmark")),
     "arrow": Plan("arrow-py/arrow", "Apache-2.0", "test", deps=("python-dateutil", "tzdata"),
                   test_deps=("pytest-mock", "pytz", "simplejson", "dateparser")),
     "python-dateutil": Plan("dateutil/dateutil", "Apache-2.0 AND BSD-3-Clause", "dev", deps=("six",),
                             test_deps=("hypothesis", "freezegun")),
     "marshmallow": Plan("marshmallow-code/marshmallow", "MIT", "dev", test_deps=("simplejson", "pytz"), releases=45),
     "jinja2": Plan("pallets/jinja", "BSD-3-Clause", "test", deps=("MarkupSafe",), test_deps=("trio",)),
-    "werkzeug": Plan("pallets/werkzeug", "BSD-3-Clause", "dev", deps=("MarkupSafe",)),
+    "werkzeug": Plan("pallets/werkzeug", "BSD-3-Clause", "dev", deps=("MarkupSafe",),
+                     test_deps=("ephemeral-port-reserve", "pytest-timeout", "watchdog", "cryptography"),
+                     skip_tests=("tests/test_serving.py", "tests/test_debug.py")),
     "packaging": Plan("pypa/packaging", "Apache-2.0 OR BSD-2-Clause", "test", test_deps=("pretend",)),
     "sqlparse": Plan("andialbrecht/sqlparse", "BSD-3-Clause", "dev"),
     "pyparsing": Plan("pyparsing/pyparsing", "MIT", "test"),
@@ -78,6 +82,13 @@ PLAN = {
     "inflect": Plan("jaraco/inflect", "MIT", "test", deps=("more-itertools", "typeguard")),
     "humanize": Plan("python-humanize/humanize", "MIT", "dev", test_deps=("freezegun",)),
     "portion": Plan("AlexandreDecan/portion", "LGPL-3.0-only", "dev", deps=("sortedcontainers",)),
+    "cachetools": Plan("tkem/cachetools", "MIT", "test"),
+    "tabulate": Plan("astanin/python-tabulate", "MIT", "test", test_deps=("wcwidth",)),
+    "natsort": Plan("SethMMorton/natsort", "MIT", "dev", test_deps=("hypothesis", "pytest-mock")),
+    "tenacity": Plan("jd/tenacity", "Apache-2.0", "test", test_deps=("tornado", "typeguard")),
+    "funcy": Plan("Suor/funcy", "BSD-3-Clause", "dev", test_deps=("whatever",)),
+    "itsdangerous": Plan("pallets/itsdangerous", "BSD-3-Clause", "test", test_deps=("freezegun",)),
+    "jmespath": Plan("jmespath/jmespath.py", "MIT", "test"),
 }
 
 
@@ -338,7 +349,39 @@ def judge(name, c: Candidate, hunks, tests, t0: Path, t1: Path, python, repo_url
          "hunks": len(hunks), "added": c.added, "removed": c.removed, "changed_lines": c.added + c.removed})
 
 
+def merge(parts: list[str]) -> None:
+    """Fold manifests built side by side (--manifest=PART) into the committed one; a part's projects replace theirs."""
+    path = bugs.manifest_path()
+    data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"projects": {}, "jobs": []}
+    for part in parts:
+        more = json.loads(Path(part).read_text(encoding="utf-8"))
+        data["jobs"] = [j for j in data["jobs"] if j["project"] not in more["projects"]] + more["jobs"]
+        data["projects"].update(more["projects"])
+    write(path, data)
+
+
+def table() -> None:
+    """The README's projects table, from the committed manifest."""
+    projects, jobs = bugs.read_manifest()
+    print("| project | split | licence | releases | runtime deps | test deps | jobs | multi-line/hunk |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name, p in sorted(projects.items(), key=lambda kv: (kv[1].split, kv[0])):
+        mine = [j for j in jobs if j.project == name]
+        versions = sorted(p.releases, key=Version)
+        print(f"| {name} | {p.split} | {p.license} | {len(versions)}: {versions[0]} - {versions[-1]} | "
+              f"{', '.join(p.deps) or '-'} | {', '.join(p.test_deps) or '-'} | {len(mine)} | "
+              f"{sum(j.multi for j in mine)} |")
+    for split in ("dev", "test"):
+        mine = [j for j in jobs if j.split == split]
+        print(f"| {split} | | | | | | {len(mine)} | {sum(j.multi for j in mine)} |")
+    print(f"| all | | | | | | {len(jobs)} | {sum(j.multi for j in jobs)} |")
+
+
 def main(argv: list[str]) -> None:
+    if argv[0] == "--merge":
+        return merge(argv[1:])
+    if argv[0] == "--table":
+        return table()
     mirror, names = Path(argv[0]), [a for a in argv[1:] if not a.startswith("--")]
     survey = "--survey" in argv
     given = [a.partition("=")[2] for a in argv if a.startswith("--manifest=")]
