@@ -74,7 +74,7 @@ PLAN = {
                      test_deps=("ephemeral-port-reserve", "pytest-timeout", "watchdog", "cryptography"),
                      skip_tests=("tests/test_serving.py", "tests/test_debug.py")),
     "packaging": Plan("pypa/packaging", "Apache-2.0 OR BSD-2-Clause", "test", test_deps=("pretend",)),
-    "sqlparse": Plan("andialbrecht/sqlparse", "BSD-3-Clause", "dev"),
+    "sqlparse": Plan("andialbrecht/sqlparse", "BSD-3-Clause", "test"),
     "pyparsing": Plan("pyparsing/pyparsing", "MIT", "test"),
     "markdown": Plan("Python-Markdown/markdown", "BSD-3-Clause", "dev"),
     "parso": Plan("davidhalter/parso", "MIT", "test"),
