@@ -12,7 +12,7 @@ NO_AMX = -mno-amx-tile -mno-amx-int8 -mno-amx-bf16
 export CMAKE_ARGS ?= -DCMAKE_C_FLAGS='$(NO_AMX)' -DCMAKE_CXX_FLAGS='$(NO_AMX)'
 endif
 
-.PHONY: demo test safety install-local install-dev pull eval eval-humaneval eval-mutants bench lint
+.PHONY: demo test safety install-local install-dev pull eval eval-humaneval eval-mutants eval-bugs bench lint
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -70,3 +70,9 @@ EVAL_MUTANTS_BUDGET = --max-steps 8 --max-seconds 180
 eval-mutants: install-dev pull
 	$(BIN)/ph eval mutants --tasks @evals/mutants/test60.txt --model $(EVAL_MODEL) \
 		--configs "$(EVAL_CONFIGS)" $(EVAL_MUTANTS_BUDGET) --out out/eval-mutants
+
+# The real-bug ruler (issue 37): every job of the bugs test split (fix commits of the test projects, reverted as seeds
+# into release sdists; evals/bugs/README.md), each project's tests run by its own cached venv, the same three
+# configurations and budget as eval-mutants. Resumable like it.
+eval-bugs: install-dev pull
+	$(BIN)/ph eval bugs --model $(EVAL_MODEL) --configs "$(EVAL_CONFIGS)" $(EVAL_MUTANTS_BUDGET) --out out/eval-bugs

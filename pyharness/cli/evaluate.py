@@ -30,8 +30,9 @@ EXAMPLES = ("Example: ph eval jobs --model ollama:qwen2.5-coder:7b --configs har
 @app.command("eval", epilog=EXAMPLES)
 def eval_(
     suite: Annotated[
-        str, typer.Argument(help="stdout, humaneval, jobs, mutants (mutants:dev, mutants:all), or a folder of your "
-                            "own: stdout task files and/or job folders (job.json + repo/).")
+        str, typer.Argument(help="stdout, humaneval, jobs, mutants (mutants:dev, mutants:all), bugs (bugs:dev, "
+                            "bugs:all), or a folder of your own: stdout task files and/or job folders (job.json + "
+                            "repo/).")
     ],
     tasks: Annotated[
         str | None, typer.Option("--tasks", help="Glob on task ids (commas for several), or @FILE listing ids.")
@@ -151,6 +152,11 @@ def eval_(
             chosen = [t for t in chosen if t.id not in bad]
             if loaded.name.startswith("mutants"):
                 for line in mutant_counts(chosen):
+                    console.print(line, markup=False)
+            if loaded.name.startswith("bugs"):
+                from pyharness.evals.bugs import bug_counts
+
+                for line in bug_counts(chosen, dropped=[v.note for v in verdicts if not v.ok]):
                     console.print(line, markup=False)
             if not model:
                 code = 1 if bad or loaded.problems else 0

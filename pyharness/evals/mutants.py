@@ -77,16 +77,23 @@ class MutantJob:
         `changed`: the files that differ from the mutant's commit. A run that changed nothing left the mutant itself,
         so it is never worse: more failing then comes from a test that is not deterministic (one that draws random
         data can fail where the job was built passing it)."""
-        changed = edited_files(repo)
-        tests_changed = [t for t, h in test_hashes.items() if sha256_of(repo / t) != h]
-        if tests_changed:
-            return {"green": False, "note": f"test files changed: {', '.join(tests_changed)}", "failing": None,
-                    "before": len(self.failing), "worse": True, "changed": changed}
-        run = run_pytest(repo, self.tests, timeout=300)
-        ran = run.exit_code in (0, 1) and run.reported and not run.timed_out
-        return {"green": run.green, "note": f"{', '.join(self.tests)}: {run.summary()}", "failing": len(run.failing),
-                "before": len(self.failing), "changed": changed,
-                "worse": changed != [] and (not ran or len(run.failing) > len(self.failing))}
+        return left_in(repo, self.tests, self.failing, test_hashes)
+
+
+def left_in(repo: Path, tests: list[str], failing: list[str], test_hashes: dict[str, str],
+            python: str | None = None) -> dict:
+    """What a run left in a fix job's repo (`MutantJob.left`), the judging `tests` run by `python` (None: ph's own);
+    `failing` is what the job's seeded tree failed."""
+    changed = edited_files(repo)
+    tests_changed = [t for t, h in test_hashes.items() if sha256_of(repo / t) != h]
+    if tests_changed:
+        return {"green": False, "note": f"test files changed: {', '.join(tests_changed)}", "failing": None,
+                "before": len(failing), "worse": True, "changed": changed}
+    run = run_pytest(repo, tests, timeout=300, python=python)
+    ran = run.exit_code in (0, 1) and run.reported and not run.timed_out
+    return {"green": run.green, "note": f"{', '.join(tests)}: {run.summary()}", "failing": len(run.failing),
+            "before": len(failing), "changed": changed,
+            "worse": changed != [] and (not ran or len(run.failing) > len(failing))}
 
 
 def edited_files(repo: Path) -> list[str] | None:

@@ -30,10 +30,11 @@ FILES_REQUEST = ("Reply with each file you create or change, whole, in its own `
 ASK_REQUEST = "Answer the question; name the file and line the answer comes from."
 
 
-def job_message(ws: Workspace, mode: str, task: str, tests: list[str] | None) -> tuple[str, list[str]]:
-    """The one user message of a oneshot job run and the source files it shows."""
+def job_message(ws: Workspace, mode: str, task: str, tests: list[str] | None,
+                python: str | None = None) -> tuple[str, list[str]]:
+    """The one user message of a oneshot job run and the source files it shows (the tests run by `python`)."""
     if mode == "fix":
-        run = run_pytest(ws.root, tests, timeout=300)
+        run = run_pytest(ws.root, tests, timeout=300, python=python)
         lines = run.output.strip().splitlines()
         output = "\n".join(lines[-OUTPUT_LINES:])
         files = _named_sources(ws, output) or _imported_sources(ws, run.failing)
@@ -62,12 +63,13 @@ def apply_reply(ws: Workspace, mode: str, reply: str, shown: list[str]) -> list[
     return changed
 
 
-def run_oneshot_job(repo: Path, mode: str, task: str, model: Model, tests: list[str] | None = None) -> RunResult:
-    """Ask once, apply the reply, and log prompt and reply to a transcript in the repo."""
+def run_oneshot_job(repo: Path, mode: str, task: str, model: Model, tests: list[str] | None = None,
+                    python: str | None = None) -> RunResult:
+    """Ask once, apply the reply, and log prompt and reply to a transcript in the repo (`python` runs the tests)."""
     ws = Workspace(repo, protect_tests=mode == "fix")
     transcript = Transcript(repo, "oneshot")
     started = time.monotonic()
-    message, shown = job_message(ws, mode, task, tests)
+    message, shown = job_message(ws, mode, task, tests, python)
     options = ChatOptions(max_tokens=1024, temperature=0.0, seed=0, stop=list(STOP))
     reply = ask_once(model, transcript, message, options, started, mode=f"oneshot-{mode}", task=task, shown=shown)
     changed = [] if mode == "ask" else apply_reply(ws, mode, reply.text, shown)

@@ -28,6 +28,7 @@ from pyharness.evals.stdoutrepo import make_stdout_repo
 from pyharness.evals.tasks import JobTask, StdoutTask, Task, score_source, task_message
 from pyharness.harness.pipeline import HarnessConfig
 from pyharness.models.base import Model
+from pyharness.evals.bugs import BugJob
 from pyharness.evals.mutants import MutantJob
 from pyharness.evals.oneshot import run_oneshot
 from pyharness.evals.oneshot_jobs import run_oneshot_job
@@ -171,7 +172,7 @@ def perform(plan: EvalPlan, run: RunSpec, models: ModelSource) -> RunOutput:
         if isinstance(task, StdoutTask):
             make_stdout_repo(repo, task)
             mode, message, write_path = "stdout", task_message(task), "main.py"
-        elif isinstance(task, MutantJob):
+        elif isinstance(task, (MutantJob, BugJob)):
             task.make_repo(repo)
             mode, message, write_path, tests = "fix", task.task, None, task.tests
         else:
@@ -212,7 +213,8 @@ def run_record(plan: EvalPlan, run: RunSpec, result: RunResult, score: tuple[boo
             "timed_out": timed_out, "outcome": result.outcome, "reason": result.reason, "note": note,
             "interventions": dict(sorted(result.interventions.items())), "transcript": "",
             "finished": datetime.now(UTC).isoformat(timespec="seconds"), "host": socket.gethostname(),
-            "server": server, **({"project": task.project, "large": task.large} if isinstance(task, MutantJob) else {})}
+            "server": server,
+            **({"project": task.project, "large": task.large} if isinstance(task, (MutantJob, BugJob)) else {})}
 
 
 def given_up(plan: EvalPlan, run: RunSpec, reason: str) -> RunOutput:
@@ -233,21 +235,31 @@ def _run_config(plan: EvalPlan, run: RunSpec, model: Model, repo: Path, task, mo
 
     if run.config.protocol == "oneshot" and isinstance(task, StdoutTask):
         return run_oneshot(repo, task, model)
+    python = plan.python or job_python(task)
     if run.config.protocol == "oneshot":
-        return run_oneshot_job(repo, mode, message, model, tests)
+        return run_oneshot_job(repo, mode, message, model, tests, python=python.path if python else None)
     preset = PRESETS[run.config.schedule].get(mode)
     agent = replace(plan.agent, search_schedule=preset) if preset else plan.agent
     agent = replace(agent, protocol=run.config.protocol)  # text or json
     harness = HarnessConfig.parse_spec(run.config.harness)
     harness.layers.discard(run.config.without)
     return run_job(repo, mode, message, model, tests=tests, harness=harness, config=agent,
-                   default_write_path=write_path, test_timeout=plan.test_timeout, python=plan.python)
+                   default_write_path=write_path, test_timeout=plan.test_timeout, python=python)
+
+
+def job_python(task) -> Interpreter | None:
+    """A bug job's own interpreter (its project's venv, which holds the project's dependencies); None for others."""
+    if not isinstance(task, BugJob) or task.python is None:
+        return None
+    from pyharness.workspace.interpreter import choose
+
+    return choose(None, (task.python, f"the {task.project} venv of the bugs suite"))
 
 
 def _score(task: Task, repo: Path, result: RunResult) -> tuple[bool, bool, str, dict | None]:
-    """strict, lenient, note, and for a mutant job what the run left (`MutantJob.left`: its tests run whatever the
-    outcome, so a run that stopped on budget is still checked for leaving more failing tests than the mutant)."""
-    if isinstance(task, MutantJob):
+    """strict, lenient, note, and for a mutant or bug job what the run left (`MutantJob.left`: its tests run whatever
+    the outcome, so a run that stopped on budget is still checked for leaving more failing tests than the mutant)."""
+    if isinstance(task, (MutantJob, BugJob)):
         left = task.left(repo, task.test_hashes())
         ok = result.outcome == "done" and left["green"]
         return ok, ok, left["note"] if result.outcome == "done" else result.reason, left

@@ -1,5 +1,6 @@
 """Eval suites by name: stdout task files, HumanEval as exact-stdout tasks, seeded-bug job repos, mutants of real
-projects (each suite's own module is imported only when it is asked for); and the sanity check of a task."""
+projects, real bugs from their histories (each suite's own module is imported only when it is asked for); and the
+sanity check of a task."""
 
 import json
 import tempfile
@@ -11,8 +12,8 @@ from pyharness.evals.tasks import (JOB_MODES, JobTask, StdoutTask, Suite, Task, 
 
 
 def load_suite(spec: str) -> Suite:
-    """A named suite (stdout, humaneval, jobs, mutants = its test split, mutants:dev, mutants:all) or a folder of
-    your own: stdout task files and/or job folders (`folder_suite`)."""
+    """A named suite (stdout, humaneval, jobs, mutants = its test split, mutants:dev, mutants:all, bugs, bugs:dev,
+    bugs:all) or a folder of your own: stdout task files and/or job folders (`folder_suite`)."""
     if spec == "stdout":
         return load_task_dir(evals_dir() / "stdout" / "tasks", "stdout")
     if spec == "humaneval":
@@ -26,11 +27,16 @@ def load_suite(spec: str) -> Suite:
 
         split = spec.partition(":")[2] or "test"
         return Suite("mutants" if split == "test" else f"mutants-{split}", load_jobs(split))
+    if spec == "bugs" or spec.startswith("bugs:"):
+        from pyharness.evals.bugs import load_jobs as load_bugs
+
+        split = spec.partition(":")[2] or "test"
+        return Suite("bugs" if split == "test" else f"bugs-{split}", load_bugs(split))
     folder = Path(spec).expanduser()
     if folder.is_dir():
         return folder_suite(folder)
-    raise UserError(f"unknown suite {spec!r}: use stdout, humaneval, jobs, mutants[:dev|:all] or a folder of task "
-                    "files or job folders")
+    raise UserError(f"unknown suite {spec!r}: use stdout, humaneval, jobs, mutants[:dev|:all], bugs[:dev|:all] or a "
+                    "folder of task files or job folders")
 
 
 def folder_suite(folder: Path) -> Suite:
@@ -87,6 +93,10 @@ def check_task(task: Task) -> TaskCheck:
     """Run the task's reference (must pass) and an empty solution (must fail)."""
     if isinstance(task, JobTask):
         return _check_job(task)
+    from pyharness.evals.bugs import BugJob, check as check_bug
+
+    if isinstance(task, BugJob):
+        return TaskCheck(task.id, *check_bug(task))
     if not isinstance(task, StdoutTask):  # a mutant job
         from pyharness.evals.mutants import check
 
