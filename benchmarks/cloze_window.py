@@ -27,7 +27,7 @@ from pyharness.evals.mutants import load_jobs  # noqa: E402
 from pyharness.evals.mutate import mutate  # noqa: E402
 from pyharness.localise.linerank import spans_of  # noqa: E402
 from pyharness.models.resolve import resolve_model  # noqa: E402
-from pyharness.search import cloze  # noqa: E402
+from pyharness.trials import cloze  # noqa: E402
 
 
 def job_holes(job) -> tuple[list[cloze.Hole], str] | None:

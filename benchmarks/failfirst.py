@@ -24,7 +24,7 @@ def measure(split: str, per_project: int, repeat: int) -> dict[str, dict[bool, l
     from pyharness.actions.base import Context
     from pyharness.loop.jobs import Job
     from pyharness.evals.mutants import load_jobs
-    from pyharness.search.verdicts import UNMEASURED, check_in_scratch
+    from pyharness.trials.verdicts import UNMEASURED, check_in_scratch
     from pyharness.workspace.tree import Workspace
 
     seconds: dict[str, dict[bool, list[float]]] = defaultdict(lambda: {True: [], False: []})

@@ -30,7 +30,7 @@ def measure(split: str, pattern: str) -> list[dict]:
     from pyharness.actions.base import Context
     from pyharness.loop.jobs import Job
     from pyharness.evals.mutants import load_jobs
-    from pyharness.search.suspects import suspects
+    from pyharness.trials.suspects import suspects
     from pyharness.workspace.tree import Workspace
 
     try:

@@ -13,7 +13,7 @@ from pathlib import Path
 from pyharness.evals.report import LARGE_SUFFIX, ConfigSummary, latest, on_large_tree, read_results, summarise
 
 CONFIGS = {"protocol=oneshot": "protocol=oneshot (model alone)", "protocol=text harness=off": "harness=off",
-           "protocol=text harness=on": "harness=on (search)"}
+           "protocol=text harness=on": "harness=on (trials)"}
 
 
 def row(name: str, subset: str, s: ConfigSummary, per_candidate: float | None) -> str:
@@ -27,10 +27,15 @@ def row(name: str, subset: str, s: ConfigSummary, per_candidate: float | None) -
 
 
 def seconds_per_candidate(runs: list[dict]) -> float | None:
-    """Median over runs that checked a candidate of the search's seconds per candidate checked (asking for it
-    included; a cloze fill counts as one); None without a search."""
-    each = [r["search"]["seconds"] / r["search"]["run"] for r in runs if (r.get("search") or {}).get("run")]
+    """Median over runs that checked a candidate of the trials' seconds per candidate checked (asking for it
+    included; a cloze fill counts as one); None without trials."""
+    each = [trials(r)["seconds"] / trials(r)["run"] for r in runs if trials(r).get("run")]
     return statistics.median(each) if each else None
+
+
+def trials(record: dict) -> dict:
+    """A record's trials (records written before the trials had their name keep them under `search`)."""
+    return record.get("trials") or record.get("search") or {}
 
 
 def main(path: str) -> None:
@@ -54,7 +59,7 @@ def main(path: str) -> None:
     print()
     for r in runs:
         if r["pass_strict"]:
-            by = (r.get("search") or {}).get("passed_by") or "-"
+            by = trials(r).get("passed_by") or "-"
             print(f"pass: {CONFIGS[r['config']]} {r['task']} (candidate {by}, {r['seconds']:.0f} s)")
     for config, name in CONFIGS.items():
         mine = [r for r in runs if r["config"] == config]

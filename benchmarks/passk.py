@@ -16,7 +16,7 @@ from pyharness.evals.tasks import score_source, select
 from pyharness.models.base import ChatOptions
 from pyharness.models.resolve import resolve_model
 from pyharness.evals.oneshot import STOP, extract_code, oneshot_message
-from pyharness.search.run import first_block_closed
+from pyharness.trials.driver import first_block_closed
 
 
 def main() -> None:

@@ -63,9 +63,9 @@ def script_of(transcript: Path) -> dict:
         record = json.loads(line) if line.strip() else {}
         if record.get("event") != "turn" or not isinstance(record.get("reply"), str):
             continue
-        search = record.get("search") or {}
-        if search.get("framing") == "cloze":
-            infills += [{"text": f["text"], "logprob": f.get("logprob")} for f in search.get("fills", [])]
+        trial = record.get("trial") or record.get("search") or {}  # committed transcripts predate the name
+        if trial.get("framing") == "cloze":
+            infills += [{"text": f["text"], "logprob": f.get("logprob")} for f in trial.get("fills", [])]
         else:
             replies.append(record["reply"])
     return {"replies": replies, **({"infills": infills} if infills else {})}
@@ -152,9 +152,29 @@ def figures(runs: dict[str, dict]) -> str:
     return "\n".join(lines)
 
 
+RENAMED = {"(search: ": "(trials: ", "; search: ": "; trials: "}
+"""Names issue 39 changed in what a run records (the trials were called search): the record key `search`, the
+intervention kinds `search.*` and the label in a reason."""
+
+
+def renamed(value):
+    """A record in the current names (a record made before issue 39 calls the trials `search`)."""
+    if isinstance(value, dict):
+        return {("trials" if k == "search" else renamed(k)): renamed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [renamed(v) for v in value]
+    if isinstance(value, str):
+        value = "trials." + value[len("search."):] if value.startswith("search.") else value
+        value = "trials; " + value[len("search; "):] if value.startswith("search; ") else value
+        for old, new in RENAMED.items():
+            value = value.replace(old, new)
+    return value
+
+
 def compare(before_file: Path, after_file: Path) -> int:
-    """Print the runs that differ, field by field; 0 when every run is the same."""
-    before, after = (json.loads(p.read_text(encoding="utf-8")) for p in (before_file, after_file))
+    """Print the runs that differ, field by field; 0 when every run is the same (names renamed since are read in
+    their new form)."""
+    before, after = (renamed(json.loads(p.read_text(encoding="utf-8"))) for p in (before_file, after_file))
     print(f"before ({before_file}):\n{figures(before)}\nafter ({after_file}):\n{figures(after)}")
     differ = 0
     for key in sorted(set(before) | set(after)):

@@ -60,10 +60,10 @@ def drive():
     """drive(repo, mode, task, replies, **kw) -> (RunResult, transcript records)."""
 
     def run(repo: Path, mode: str, task: str, replies: list[str], *, max_steps: int = 20, harness: str = "on",
-            default_write_path: str | None = None, search: bool = False):
-        # these replies speak the action protocol of the loop; the search layer (tests/test_search.py) asks for
+            default_write_path: str | None = None, trials: bool = False):
+        # these replies speak the action protocol of the loop; the trials layer (tests/test_search.py) asks for
         # plain code instead, so it is off here unless a test asks for it
-        layers = None if search or harness != "on" else LOOP_LAYERS
+        layers = None if trials or harness != "on" else LOOP_LAYERS
         model = ScriptedModel(replies=replies)
         result = run_job(repo, mode, task, model, config=AgentConfig(max_steps=max_steps),
                          harness=HarnessConfig.parse_spec(harness, layers), default_write_path=default_write_path)

@@ -17,8 +17,8 @@ import pytest
 
 from pyharness.harness.pipeline import LAYERS
 
-LOOP_LAYERS = ",".join(name for name in LAYERS if name != "search")
-"""Every harness layer but search: the loop as it runs for ask/add/run, or with `--layers` without search."""
+LOOP_LAYERS = ",".join(name for name in LAYERS if name != "trials")
+"""Every harness layer but trials: the loop as it runs for ask/add/run, or with `--layers` without trials."""
 
 
 def write_replies(path: Path, replies: list[str]) -> Path:

@@ -22,7 +22,7 @@ NOOP = {"name": "calc_noop", "mode": "fix", "task": "",
 """A fix job whose seed breaks nothing: `--check` must flag it."""
 
 FIXED = "```python\n# calc/ops.py\ndef add(a, b):\n    return a + b\n```"
-"""A oneshot fix (and the search's first candidate): the right one."""
+"""A oneshot fix (and the trials' first candidate): the right one."""
 BREAKS_ANOTHER = "```python\n# calc/ops.py\ndef add(a, b):\n    return a + b if a == 2 else a - b\n```"
 """Makes the listed test_add pass and breaks test_add_zero of the same file."""
 REWRITES_TESTS = ("```python\n# calc/ops.py\ndef add(a, b):\n    from pathlib import Path\n\n"
@@ -72,7 +72,7 @@ def write_replies(folder: Path, replies: dict[str, list[str]]) -> Path:
 
 
 def write_program(source: str) -> str:
-    """A loop reply that writes main.py (its fenced program is also what oneshot and the search take)."""
+    """A loop reply that writes main.py (its fenced program is also what oneshot and the trials take)."""
     return f'Action: write {{"path": "main.py"}}\n```python\n{source}```'
 
 
@@ -81,8 +81,8 @@ WHERE = ("host", "server")
 
 
 def comparable(record: dict) -> dict:
-    """A record without its times and host fields (the search's own seconds included)."""
+    """A record without its times and host fields (the trials' own seconds included)."""
     kept = {k: v for k, v in record.items() if k not in TIMES + WHERE}
-    if isinstance(kept.get("search"), dict):
-        kept["search"] = {k: v for k, v in kept["search"].items() if k != "seconds"}
+    if isinstance(kept.get("trials"), dict):
+        kept["trials"] = {k: v for k, v in kept["trials"].items() if k != "seconds"}
     return kept

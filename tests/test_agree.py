@@ -1,10 +1,10 @@
 """Choosing among candidates that all pass the visible checks by their agreement on probe inputs."""
 
-from pyharness.search.agree import behaviour, choose, probe_calls, seed_calls
+from pyharness.trials.agree import behaviour, choose, probe_calls, seed_calls
 from pyharness.evals.runner import make_stdout_repo
 from pyharness.evals.tasks import task_message
 from pyharness.evals.tasks import Case, StdoutTask
-from pyharness.search.taskchecks import CallCheck
+from pyharness.trials.taskchecks import CallCheck
 from tests.test_search import run
 
 
@@ -54,10 +54,10 @@ def test_search_votes_among_passing_candidates_after_the_first_pass(tmp_path):
     result, turns = run(repo, "stdout", task_message(task), [three, right, right2],
                         schedule="plain@0,plain@0.8,vote@0.8,vote@1.0")
     assert result.outcome == "done", result.reason
-    assert result.search["vote"] == {"passing": 3, "probes": 5, "support": 2, "chosen": "sample 1"}
-    assert result.search["passed_by"] == "sample 1" and result.first_pass == 2
+    assert result.trials["vote"] == {"passing": 3, "probes": 5, "support": 2, "chosen": "sample 1"}
+    assert result.trials["passed_by"] == "sample 1" and result.first_pass == 2
     assert (repo / "main.py").read_text() == "def is_odd(n):\n    return n % 2 == 1\n"
-    assert [t["search"]["framing"] for t in turns] == ["plain", "plain", "plain"]  # plain@0.8 is not asked after a pass
+    assert [t["trial"]["framing"] for t in turns] == ["plain", "plain", "plain"]  # plain@0.8 is not asked after a pass
 
 
 def test_without_a_vote_in_the_schedule_the_first_pass_ends_the_search(tmp_path):
@@ -67,7 +67,7 @@ def test_without_a_vote_in_the_schedule_the_first_pass_ends_the_search(tmp_path)
     repo = make_stdout_repo(tmp_path / "repo", task)
     three = "```python\ndef is_odd(n):\n    return n == 3\n```"
     result, turns = run(repo, "stdout", task_message(task), [three, "never asked"], schedule="plain@0,plain@0.8")
-    assert result.outcome == "done" and len(turns) == 1 and "vote" not in result.search
+    assert result.outcome == "done" and len(turns) == 1 and "vote" not in result.trials
 
 
 def odd_task(tmp_path):
@@ -84,7 +84,7 @@ def test_confirm_ends_the_search_when_a_sample_behaves_like_the_first_pass(tmp_p
     result, turns = run(repo, "stdout", task_message(task), [right, right2, "never asked"],
                         schedule="plain@0,plain@0.8,confirm@0.8,confirm@1.0")
     assert result.outcome == "done" and len(turns) == 2  # the first confirm agreed on every probe: no third ask
-    assert result.search["passed_by"] == "greedy" and result.first_pass == 1
+    assert result.trials["passed_by"] == "greedy" and result.first_pass == 1
     assert (repo / "main.py").read_text() == "def is_odd(n):\n    return n % 2 == 1\n"
 
 
@@ -97,5 +97,5 @@ def test_confirm_goes_on_when_samples_disagree_and_the_majority_is_kept(tmp_path
                         schedule="plain@0,confirm@0.8,confirm@0.8,confirm@1.0,confirm@1.0")
     assert result.outcome == "done", result.reason
     assert len(turns) == 5  # once the passing ones disagree, every confirm in the schedule is asked
-    assert result.search["vote"]["chosen"] == "sample 1" and result.search["vote"]["support"] == 2
+    assert result.trials["vote"]["chosen"] == "sample 1" and result.trials["vote"]["support"] == 2
     assert (repo / "main.py").read_text() == "def is_odd(n):\n    return n % 2 == 1\n"

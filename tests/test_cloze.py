@@ -1,6 +1,6 @@
 """Cloze repair: a suspect statement masked and filled by the model, never shown the masked text."""
 
-from pyharness.search.cloze import (CONTEXT_BEFORE, MISSING, WINDOW_ALIGN, Fill, Hole, holes, same_code, sample_hole,
+from pyharness.trials.cloze import (CONTEXT_BEFORE, MISSING, WINDOW_ALIGN, Fill, Hole, holes, same_code, sample_hole,
                                     try_order)
 from pyharness.localise.linetrace import trace_test
 from pyharness.models.scripted import ScriptedModel
@@ -101,7 +101,7 @@ def cloze_run(tmp_path, demo_jobs, infills, replies=(), schedule="cloze@0.8", ma
     repo = make_repo(tmp_path / "orders", demo_jobs["fix"])
     model = ScriptedModel(replies=list(replies), infills=infills)
     max_steps = max_steps or (len(schedule.split(",")) if schedule else 8)
-    result = run_job(repo, "fix", "", model, config=AgentConfig(max_steps=max_steps, search_schedule=schedule),
+    result = run_job(repo, "fix", "", model, config=AgentConfig(max_steps=max_steps, schedule=schedule),
                      harness=HarnessConfig.parse_spec("on", layers))
     records = read_transcript(Path(result.transcript))
     return repo, model, result, records
@@ -119,12 +119,12 @@ def test_a_cloze_fill_repairs_the_masked_line_and_the_bug_is_never_shown(tmp_pat
     assert "if line.quantity >= BULK_THRESHOLD:" in (repo / "orders/pricing.py").read_text()
     assert model.infill_prompts and all(BUGGY not in p.prefix + p.suffix for p in model.infill_prompts)
     assert model.infill_prompts[0].prefix.rstrip(" ").endswith('at least BULK_THRESHOLD units, otherwise 0.0."""\n')
-    cloze = result.search["cloze"][0]
+    cloze = result.trials["cloze"][0]
     assert cloze["hole"] == "orders/pricing.py:17" and cloze["rank"] == 1 and cloze["samples"] == 6
     assert cloze["dropped"] == 1 and cloze["checked"] == 1  # sample 2 passed first; 3 was 2 again
-    assert result.search["passed_by"] == "cloze line 1 sample 2"
-    turn = next(r for r in records if r["event"] == "turn" and r.get("search", {}).get("framing") == "cloze")
-    assert [f["used"] for f in turn["search"]["fills"]] == [False, True, True, True, True, True]
+    assert result.trials["passed_by"] == "cloze line 1 sample 2"
+    turn = next(r for r in records if r["event"] == "turn" and r.get("trial", {}).get("framing") == "cloze")
+    assert [f["used"] for f in turn["trial"]["fills"]] == [False, True, True, True, True, True]
 
 
 def test_fills_that_fix_nothing_leave_the_users_tree_as_it_was(tmp_path, demo_jobs):
@@ -139,7 +139,7 @@ def test_fills_that_fix_nothing_leave_the_users_tree_as_it_was(tmp_path, demo_jo
     repo2, model, result, _ = cloze_run(tmp_path, demo_jobs, infills, replies=["Action: run_tests()"])
     assert result.outcome != "done"
     assert hashlib.sha256((repo2 / "orders/pricing.py").read_bytes()).hexdigest() == digest
-    assert all(r["checked"] <= 5 for r in result.search["cloze"])  # the masked line itself never ran
+    assert all(r["checked"] <= 5 for r in result.trials["cloze"])  # the masked line itself never ran
 
 
 # --- the layer `cloze`: fix mode's default schedule, and what the loop is told when the schedule runs out ---------
@@ -150,7 +150,7 @@ WRONG_FUNCTION = ("```python\ndef bulk_discount(line):\n    return 0.0\n```")
 
 def test_with_the_layer_and_a_model_that_fills_holes_fix_mode_starts_with_cloze_rounds(tmp_path, demo_jobs):
     from pyharness.harness.pipeline import LAYERS, HarnessConfig
-    from pyharness.search.schedule import CLOZE_SCHEDULE, FIX_SCHEDULE, default_schedule
+    from pyharness.trials.schedule import CLOZE_SCHEDULE, FIX_SCHEDULE, default_schedule
 
     fim, chat = ScriptedModel(replies=[], infills=[]), ScriptedModel(replies=[])
     without = HarnessConfig.parse_spec("on", ",".join(name for name in LAYERS if name != "cloze"))
@@ -158,7 +158,7 @@ def test_with_the_layer_and_a_model_that_fills_holes_fix_mode_starts_with_cloze_
     assert default_schedule("fix", without, fim) == FIX_SCHEDULE  # `--layers` without it: today's schedule
     assert default_schedule("fix", HarnessConfig(), chat) == FIX_SCHEDULE  # no fill-in-the-middle
     _, model, result, records = cloze_run(tmp_path, demo_jobs, [FIXED] * 6, schedule=None, max_steps=1)
-    assert result.outcome == "done" and result.search["passed_by"] == "cloze line 1 sample 1"
+    assert result.outcome == "done" and result.trials["passed_by"] == "cloze line 1 sample 1"
     assert len(model.infill_prompts) == 6 and model.calls == 0  # one round, no chat request
 
 
@@ -170,10 +170,10 @@ def test_without_the_layer_the_same_model_gets_todays_fix_schedule(tmp_path, dem
              "        return line.total() * BULK_RATE\n    return 0.0\n```")
     _, model, result, records = cloze_run(tmp_path, demo_jobs, [FIXED], replies=[fixed], schedule=None,
                                           max_steps=1, layers=layers)
-    assert result.outcome == "done" and result.search["passed_by"] == "greedy", result.reason
-    assert model.infill_prompts == [] and "cloze" not in result.search
+    assert result.outcome == "done" and result.trials["passed_by"] == "greedy", result.reason
+    assert model.infill_prompts == [] and "cloze" not in result.trials
     turn = next(r for r in records if r["event"] == "turn")
-    assert turn["search"]["framing"] == "plain"
+    assert turn["trial"]["framing"] == "plain"
 
 
 def test_when_the_schedule_runs_out_with_budget_left_the_loop_goes_on_with_the_one_failure(tmp_path, demo_jobs):
@@ -182,8 +182,8 @@ def test_when_the_schedule_runs_out_with_budget_left_the_loop_goes_on_with_the_o
     replies = [WRONG_FUNCTION, edit, "Action: run_tests()"]
     repo, model, result, records = cloze_run(tmp_path, demo_jobs, None, replies=replies, schedule="plain@0",
                                              max_steps=4)
-    assert result.search["run"] == 1 and result.search["handoff"] == "before"  # nothing beat the code as it was
-    loop = [r for r in records if r["event"] == "turn" and "search" not in r]
+    assert result.trials["run"] == 1 and result.trials["handoff"] == "before"  # nothing beat the code as it was
+    loop = [r for r in records if r["event"] == "turn" and "trial" not in r]
     told = loop[0]["new_messages"][1]["content"]
     assert "none passed all checks" in told and "unchanged" in told and "test_bulk_discount_applies" in told
     assert result.outcome == "done", result.reason
@@ -198,13 +198,13 @@ def test_with_deepcloze_rounds_spend_no_step_and_a_hole_the_model_stands_by_is_p
     infills = [BUGGY] * 6 + ["pass"] * 60
     _, model, deep, _ = cloze_run(tmp_path / "deep", demo_jobs, infills, replies=["Action: run_tests()"],
                                   max_steps=1)
-    first, *rest = deep.search["cloze"]
+    first, *rest = deep.trials["cloze"]
     assert first["hole"] == "orders/pricing.py:17" and first["dropped"] == 6 and first["checked"] == 0
     assert rest and deep.steps == 1 and model.calls == 1  # later holes at once; the one step was the loop's turn
     assert all(r["checked"] == 0 for r in rest[:-1]) and (rest[-1]["checked"] > 0 or len(rest) == 11)
-    assert len(model.infill_prompts) == 6 * len(deep.search["cloze"])
+    assert len(model.infill_prompts) == 6 * len(deep.trials["cloze"])
 
     layers = ",".join(name for name in LAYERS if name != "deepcloze")
     _, model, shallow, _ = cloze_run(tmp_path / "shallow", demo_jobs, infills, max_steps=1, layers=layers)
-    assert [r["hole"] for r in shallow.search["cloze"]] == ["orders/pricing.py:17"] and shallow.steps == 1
+    assert [r["hole"] for r in shallow.trials["cloze"]] == ["orders/pricing.py:17"] and shallow.steps == 1
     assert len(model.infill_prompts) == 6

@@ -76,12 +76,12 @@ def test_distill_keeps_exactly_the_steps_where_the_teacher_acts_differently_and_
     out = tmp_path / "distilled"
     proc = subprocess.run(
         [sys.executable, "-m", "pyharness.cli", "distill", "jobs", "--tasks", "demo_ask,demo_fix", "--model",
-         f"scripted:{student}", "--teacher", f"scripted:{teacher}", "--search-schedule", "plain@0", "--out", str(out)],
+         f"scripted:{student}", "--teacher", f"scripted:{teacher}", "--schedule", "plain@0", "--out", str(out)],
         cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr
-    assert "1 of 6 loop step(s) kept from 2 run(s); 8 teacher call(s); 1 search request(s) not asked" in proc.stdout
+    assert "1 of 6 loop step(s) kept from 2 run(s); 8 teacher call(s); 1 trial request(s) not asked" in proc.stdout
     summary = json.loads((out / "distill.json").read_text())
-    assert summary == {"runs": 2, "steps_seen": 6, "kept": 1, "teacher_calls": 8, "search_requests_not_asked": 1,
+    assert summary == {"runs": 2, "steps_seen": 6, "kept": 1, "teacher_calls": 8, "trial_requests_not_asked": 1,
                        "dropped": {"no harness additions in the prompt": 2, "same action with and without them": 1,
                                    "contradicted: the harness refused this call": 1,
                                    "contradicted: changes a test file": 1}}

@@ -62,7 +62,7 @@ def test_oneshot_run_is_one_reply_scored_like_the_others(tmp_path):
     shout, add = records["shout"], records["add"]
     assert (shout["config"], shout["pass_strict"], shout["first_try"], shout["steps"], shout["attempts"]) == \
         ("protocol=oneshot", True, True, 1, 1)
-    assert (shout["outcome"], shout["reason"], shout["search"], shout["interventions"]) == \
+    assert (shout["outcome"], shout["reason"], shout["trials"], shout["interventions"]) == \
         ("done", "one reply (oneshot)", {}, {})
     message = oneshot_message(suite.tasks[1])
     assert shout["prompt_tokens"] == len(message) // 4 + 1  # the scripted model's count: one message, this one

@@ -129,8 +129,8 @@ def test_runs_are_interleaved_resumable_and_deterministic(tmp_path):
     add = next(r for r in records if r["task"] == "add")
     assert (add["pass_strict"], add["outcome"], add["note"]) == (False, "stopped", "no main.py was written")
     shout_on = next(r for r in records if r["task"] == "shout" and r["config"] == "harness=on")
-    # harness=on asks for the program as plain code (search): the reply's fenced program is the candidate
-    assert shout_on["steps"] == 1 and shout_on["interventions"] == {"search.candidate": 1, "search.pass": 1}
+    # harness=on asks for the program as plain code (the trials): the reply's fenced program is the candidate
+    assert shout_on["steps"] == 1 and shout_on["interventions"] == {"trials.candidate": 1, "trials.pass": 1}
     shout_off = next(r for r in records if r["task"] == "shout" and r["config"] == "harness=off")
     assert shout_off["steps"] == 2 and shout_off["interventions"] == {}
     start = json.loads((out / shout_off["transcript"]).read_text().splitlines()[0])
@@ -170,13 +170,13 @@ def test_report_figures_from_constructed_results(tmp_path):
 def test_first_try_passes_gained_passes_and_median_seconds_of_a_solved_run(tmp_path):
     def run(task, ok, first, seconds, **extra):
         return {"task": task, "model": "m", "config": "c", "repeat": 0, "pass_strict": ok, "pass_lenient": ok,
-                "steps": 3, "first_try": first, "attempts": 1 if first else 3, "search": {}, "prompt_tokens": 10,
+                "steps": 3, "first_try": first, "attempts": 1 if first else 3, "trials": {}, "prompt_tokens": 10,
                 "completion_tokens": 5, "seconds": seconds, "wall_seconds": seconds + 1, **extra}
 
     records = [run("t1", True, True, 4.0), run("t2", True, False, 10.0), run("t3", False, False, 30.0)]
     [s] = summarise(records)
     assert (s.passed, s.first_try, s.gained, s.median_solved_seconds) == (2, 1, 1, 7.0)
-    old = [{k: v for k, v in r.items() if k not in ("first_try", "attempts", "search")} for r in records]
+    old = [{k: v for k, v in r.items() if k not in ("first_try", "attempts", "trials")} for r in records]
     old[0]["steps"] = 1  # before the field: a pass in one step counts as a first-try pass
     assert (summarise(old)[0].first_try, summarise(old)[0].gained) == (1, 1)
     [none] = summarise([run("t3", False, False, 30.0)])
@@ -244,13 +244,13 @@ def test_the_without_axis_switches_one_layer_off_in_harness_on_runs(tmp_path):
     suite = load_task_dir(write_suite(tmp_path / "tasks", SHOUT), "mine")
     replies = write_replies(tmp_path / "replies", {"shout": [write_program(SHOUT["reference"])]})
     spec = f"scripted:{replies}"
-    plan = EvalPlan("mine", suite.tasks, [spec], parse_configs(["without=none,search"]), agent=AgentConfig(max_steps=2))
+    plan = EvalPlan("mine", suite.tasks, [spec], parse_configs(["without=none,trials"]), agent=AgentConfig(max_steps=2))
     records = run_eval(plan, tmp_path / "out", Models([spec]))
     layers = {}
     for record in records:
         start = json.loads((tmp_path / "out" / record["transcript"]).read_text().splitlines()[0])
         layers[record["config"]] = set(start["layers"])
-    assert "search" in layers["without=none"] and layers["without=search"] == layers["without=none"] - {"search"}
+    assert "trials" in layers["without=none"] and layers["without=trials"] == layers["without=none"] - {"trials"}
 
 
 def test_cli_check_lists_and_excludes_a_broken_reference(tmp_path):

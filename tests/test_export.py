@@ -64,7 +64,7 @@ def stdout_runs(tmp_path: Path) -> tuple[Path, list[Path]]:
     repo = make_stdout_repo(tmp_path / "sum", SUM_TASK)
     search = run_job(repo, "stdout", task_message(SUM_TASK),
                      ScriptedModel(replies=[f"```python\n{WRONG_CODE}```", f"```python\n{RIGHT_CODE}```"]),
-                     config=AgentConfig(max_steps=2, search_schedule="plain@0,plain@0.8"),
+                     config=AgentConfig(max_steps=2, schedule="plain@0,plain@0.8"),
                      harness=HarnessConfig(), default_write_path="main.py")
     assert search.outcome == "done", search.reason
     (repo / "main.py").unlink()
@@ -106,15 +106,15 @@ def test_dpo_pairs_a_passing_candidate_with_a_failing_one_and_a_repair_with_its_
     out = tmp_path / "dpo.jsonl"
     proc = ph("export", "dpo", str(repo / ".ph" / "runs"), "--out", str(out), cwd=repo)
     assert proc.returncode == 0, proc.stderr
-    assert "dpo: 2 pair(s)" in proc.stdout and "1 search pairs" in proc.stdout and "1 loop repairs" in proc.stdout
+    assert "dpo: 2 pair(s)" in proc.stdout and "1 trial pairs" in proc.stdout and "1 loop repairs" in proc.stdout
     rows = load(out, tmp_path)
     assert set(rows.column_names) == {"prompt", "chosen", "rejected", "source"} and len(rows) == 2
     by_kind = {r["source"]["kind"]: r for r in rows}
-    search, loop = by_kind["search"], by_kind["loop"]
-    assert [m["role"] for m in search["prompt"]] == ["user"] and SUM_TASK.prompt in search["prompt"][0]["content"]
-    assert search["chosen"] == [{"role": "assistant", "content": f"```python\n{RIGHT_CODE}```"}]
-    assert search["rejected"] == [{"role": "assistant", "content": f"```python\n{WRONG_CODE}```"}]
-    assert search["source"]["run"] == transcripts[0].stem and search["source"]["rejected_step"] == 1
+    trial, loop = by_kind["trial"], by_kind["loop"]
+    assert [m["role"] for m in trial["prompt"]] == ["user"] and SUM_TASK.prompt in trial["prompt"][0]["content"]
+    assert trial["chosen"] == [{"role": "assistant", "content": f"```python\n{RIGHT_CODE}```"}]
+    assert trial["rejected"] == [{"role": "assistant", "content": f"```python\n{WRONG_CODE}```"}]
+    assert trial["source"]["run"] == transcripts[0].stem and trial["source"]["rejected_step"] == 1
     assert [m["role"] for m in loop["prompt"]] == ["system", "user"]
     assert loop["chosen"][0] == {"role": "assistant",
                                  "content": f'Action: write {{"path": "main.py"}}\n```python\n{WRONG_CODE}```'}
@@ -124,10 +124,10 @@ def test_dpo_pairs_a_passing_candidate_with_a_failing_one_and_a_repair_with_its_
     sft = tmp_path / "sft.jsonl"
     made = ph("export", "sft", str(repo / ".ph" / "runs"), "--out", str(sft), cwd=repo)
     assert made.returncode == 0, made.stderr
-    assert "3 example(s) (2 loop steps, 1 passing search candidates)" in made.stdout
-    assert "left out 1 step(s): 1 search candidate failed its check" in made.stdout
+    assert "3 example(s) (2 loop steps, 1 passing trial candidates)" in made.stdout
+    assert "left out 1 step(s): 1 trial candidate failed its check" in made.stdout
     rows = load(sft, tmp_path)
-    passing = next(r for r in rows if r["source"]["kind"] == "search")
+    passing = next(r for r in rows if r["source"]["kind"] == "trial")
     assert [m["role"] for m in passing["messages"]] == ["user", "assistant"]
     assert passing["messages"][1]["content"] == f"```python\n{RIGHT_CODE}```"
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import grimp
 
 ROOT = Path(__file__).resolve().parents[1]
-WINGS = {"cli", "export", "evals", "loop", "search", "localise", "actions", "harness", "workspace", "models"}
+WINGS = {"cli", "export", "evals", "loop", "trials", "localise", "actions", "harness", "workspace", "models"}
 
 
 def circles(graph: "grimp.ImportGraph") -> list[list[str]]:

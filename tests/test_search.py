@@ -31,7 +31,7 @@ BULK_RIGHT = ("The comparison must include the threshold.\n```python\ndef bulk_d
 BULK_EDIT = ('Action: edit {"path": "orders/pricing.py"}\n<<<<<<< SEARCH\n    if line.quantity > BULK_THRESHOLD:\n'
              "=======\n    if line.quantity >= BULK_THRESHOLD:\n>>>>>>> REPLACE")
 """The demo fix as one loop edit (for runs without the search layer)."""
-NO_SEARCH = ",".join(name for name in LAYERS if name != "search")
+NO_SEARCH = ",".join(name for name in LAYERS if name != "trials")
 BULK_WORSE = ("```python\ndef bulk_discount(line: OrderLine) -> float:\n    return 1 / 0\n```")
 BULK_SAME = ("```python\ndef bulk_discount(line: OrderLine) -> float:\n    if line.quantity > BULK_THRESHOLD + 0:\n"
              "        return round(line.total() * BULK_RATE, 2)\n    return 0.0\n```")
@@ -50,7 +50,7 @@ def run(repo: Path, mode: str, task: str, replies: list[str], *, layers: str | N
     """A scripted run; the step budget is the schedule's length unless given (the search alone, no loop after it)."""
     max_steps = max_steps or (len(schedule.split(",")) if schedule else 8)
     model = ScriptedModel(replies=replies)
-    result = run_job(repo, mode, task, model, config=AgentConfig(max_steps=max_steps, search_schedule=schedule),
+    result = run_job(repo, mode, task, model, config=AgentConfig(max_steps=max_steps, schedule=schedule),
                      harness=HarnessConfig.parse_spec("on", layers), default_write_path="main.py")
     turns = [r for r in read_transcript(Path(result.transcript)) if r["event"] == "turn"]
     return result, turns
@@ -62,8 +62,8 @@ def test_stdout_repair_gets_the_latest_failure_only_and_passes(tmp_path):
                         schedule="plain@0,repair@0,repair@0.7")
     assert result.outcome == "done", result.reason
     assert (repo / "main.py").read_text() == RIGHT_SUM.split("```python\n")[1].split("```")[0]
-    assert [t["search"]["origin"] for t in turns] == ["greedy", "repair 1", "repair 2"]
-    assert result.search["passed_by"] == "repair 2" and result.search["run"] == 3
+    assert [t["trial"]["origin"] for t in turns] == ["greedy", "repair 1", "repair 2"]
+    assert result.trials["passed_by"] == "repair 2" and result.trials["run"] == 3
     assert result.first_pass == 3 and result.attempts == 3
     first = turns[0]["new_messages"][0]["content"]
     assert first.startswith(SUM_TASK.prompt) and "run_tests" not in first  # the plain request, no protocol
@@ -73,15 +73,15 @@ def test_stdout_repair_gets_the_latest_failure_only_and_passes(tmp_path):
     assert third.count("got:      '3\\n'") == 1 and "got:      '2\\n'" not in third  # the latest failure only
     assert "attempt 1: printed '3\\n' where '6\\n' was expected" in third  # older ones: one line each
     assert "attempt 2:" not in third
-    assert result.interventions["search.candidate"] == 3
+    assert result.interventions["trials.candidate"] == 3
 
 
 def test_stdout_identical_candidates_run_once(tmp_path):
     repo = make_stdout_repo(tmp_path / "repo", SUM_TASK)
     result, turns = run(repo, "stdout", task_message(SUM_TASK), [WRONG_SUM, WRONG_SUM, RIGHT_SUM])
     assert result.outcome == "done"
-    assert result.search["candidates"] == 3 and result.search["run"] == 2 and result.search["duplicates"] == 1
-    assert result.interventions["search.duplicate"] == 1
+    assert result.trials["candidates"] == 3 and result.trials["run"] == 2 and result.trials["duplicates"] == 1
+    assert result.interventions["trials.duplicate"] == 1
 
 
 def test_candidates_count_against_the_step_budget_and_the_best_is_kept(tmp_path):
@@ -97,7 +97,7 @@ def test_fix_candidate_rewrites_the_suspect_function_only(tmp_path, demo_jobs):
     before = (repo / "orders/pricing.py").read_text()
     result, turns = run(repo, "fix", "", [BULK_RIGHT])
     assert result.outcome == "done", result.reason
-    assert "1 failing test(s) now pass" in result.reason and "search: greedy" in result.reason
+    assert "1 failing test(s) now pass" in result.reason and "trials: greedy" in result.reason
     after = (repo / "orders/pricing.py").read_text()
     assert "if line.quantity >= BULK_THRESHOLD:" in after
     assert after.replace('"""Bulk discount."""', "") != before
@@ -126,14 +126,14 @@ def test_fix_worse_or_equal_candidates_never_touch_the_users_tree(tmp_path, demo
 def test_fix_keeps_a_better_candidate_after_a_worse_one(tmp_path, demo_jobs):
     repo = make_repo(tmp_path / "orders", demo_jobs["fix"])
     result, turns = run(repo, "fix", "", [BULK_WORSE, BULK_RIGHT], schedule="plain@0,repair@0.5")
-    assert result.outcome == "done" and result.search["passed_by"] == "repair 1"
+    assert result.outcome == "done" and result.trials["passed_by"] == "repair 1"
     assert "1 / 0" not in (repo / "orders/pricing.py").read_text()
     # the repair prompt shows the tried version and its failure
     assert "1 / 0" in turns[1]["new_messages"][0]["content"]
 
 
 def test_fix_runs_the_suite_only_for_a_candidate_that_passes_a_failing_test(tmp_path, demo_jobs, monkeypatch):
-    from pyharness.search import verdicts
+    from pyharness.trials import verdicts
 
     runs = []
 
@@ -146,7 +146,7 @@ def test_fix_runs_the_suite_only_for_a_candidate_that_passes_a_failing_test(tmp_
     monkeypatch.setattr(verdicts, "run_pytest", recording)
     repo = make_repo(tmp_path / "orders", demo_jobs["fix"])
     result, turns = run(repo, "fix", "", [BULK_WORSE, BULK_SAME, BULK_RIGHT], schedule="plain@0,plain@0.5,repair@0.5")
-    assert result.outcome == "done" and result.search["passed_by"] == "repair 1"
+    assert result.outcome == "done" and result.trials["passed_by"] == "repair 1"
     failing = ["tests/test_pricing.py::test_bulk_discount_applies"]
     # the code before: the suite; two candidates that fix nothing: the failing test only; the fix: both
     assert runs == [[], failing, failing, failing, []], runs
@@ -197,9 +197,9 @@ def test_fix_merges_a_method_back_into_its_class(tmp_path):
 def test_without_the_search_layer_the_loop_runs_as_before(tmp_path, demo_jobs):
     repo = make_repo(tmp_path / "orders", demo_jobs["fix"])
     result, turns = run(repo, "fix", "", [BULK_EDIT], layers=NO_SEARCH)
-    assert result.outcome == "done" and result.search == {}
-    assert turns[0]["action"]["name"] == "edit" and "search" not in turns[0]
-    assert "search.candidate" not in result.interventions
+    assert result.outcome == "done" and result.trials == {}
+    assert turns[0]["action"]["name"] == "edit" and "trial" not in turns[0]
+    assert "trials.candidate" not in result.interventions
 
 
 def test_function_task_examples_from_its_text_choose(tmp_path):
@@ -220,7 +220,7 @@ def test_function_task_examples_from_its_text_choose(tmp_path):
 
 
 def test_examples_are_read_from_doctests_and_prose_with_literal_arguments_only():
-    from pyharness.search.taskchecks import read_checks, run_checks
+    from pyharness.trials.taskchecks import read_checks, run_checks
 
     text = '''def f(s, c):
     """
@@ -263,7 +263,7 @@ def test_add_the_task_examples_become_the_test_and_choose_the_file(tmp_path, dem
     assert "assert shipping_cost(3.5) == 7.25" in test and test.count("def test_example_") == 4
     assert "max(0.0, weight_kg - 2)" in (repo / "orders/shipping.py").read_text()
     assert "test_example_1 fails" in turns[0]["observation"]
-    assert turns[1]["search"]["origin"] == "repair 1"
+    assert turns[1]["trial"]["origin"] == "repair 1"
 
 
 def test_add_without_readable_examples_the_model_writes_the_test_first(tmp_path, demo_jobs):
@@ -274,14 +274,14 @@ def test_add_without_readable_examples_the_model_writes_the_test_first(tmp_path,
     impl = "```python\ndef greet(name: str) -> str:\n    return f'Hello, {name}!'\n```"
     result, turns = run(repo, "add", task, [test, impl])
     assert result.outcome == "done", result.reason
-    assert [t["search"]["origin"] for t in turns] == ["test", "greedy"]
+    assert [t["trial"]["origin"] for t in turns] == ["test", "greedy"]
     assert (repo / "tests/test_greet.py").read_text().startswith("from orders.greet import greet")
 
 
 def test_add_a_task_naming_no_new_file_goes_to_the_loop(tmp_path, demo_jobs):
     repo = make_repo(tmp_path / "orders", demo_jobs["ask"])
     result, turns = run(repo, "add", "make totals nicer", ["Action: done {}"], max_steps=1)
-    assert result.search == {} and turns[0]["action"]["name"] == "done"
+    assert result.trials == {} and turns[0]["action"]["name"] == "done"
 
 
 def test_a_docstring_only_function_is_refused_in_a_write(orders, drive):
@@ -303,14 +303,14 @@ def test_examples_in_a_fix_prompt_name_the_repos_own_file(orders, drive):
     assert "shop/" not in turns[0]["observation"]
 
 
-def test_a_malformed_search_schedule_is_a_one_line_error(tmp_path):
+def test_a_malformed_schedule_is_a_one_line_error(tmp_path):
     import subprocess
     import sys
 
     proc = subprocess.run([sys.executable, "-m", "pyharness.cli", "fix", "--repo", str(tmp_path),
-                           "--search-schedule", "plain@0,guess@1"], capture_output=True, text=True, timeout=60)
+                           "--schedule", "plain@0,guess@1"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1
-    assert proc.stderr.strip() == "ph: --search-schedule: unknown framing 'guess' in the search schedule " \
+    assert proc.stderr.strip() == "ph: --schedule: unknown framing 'guess' in the schedule " \
                                   "(plain, plan, repair, line, spec, guesses, vote, confirm, cloze)"
 
 
@@ -331,7 +331,7 @@ def test_add_without_a_usable_test_the_loop_goes_on(tmp_path, demo_jobs):
     task = 'Create a new file orders/greet.py with a function `greet(name: str) -> str` returning "Hello, NAME!".'
     result, turns = run(repo, "add", task, ["I would write a test.", 'Action: read {"path": "orders/lines.py"}'],
                         max_steps=2)
-    assert result.interventions["search.declined"] == 1
+    assert result.interventions["trials.declined"] == 1
     assert [t["action"]["name"] for t in turns] == ["test", "read"]
 
 
@@ -339,7 +339,7 @@ def test_fix_a_line_named_in_words_becomes_the_candidate(tmp_path, demo_jobs):
     repo = make_repo(tmp_path / "orders", demo_jobs["fix"])
     said = "Change `if line.quantity > BULK_THRESHOLD:` to `if line.quantity >= BULK_THRESHOLD:` and it works."
     result, turns = run(repo, "fix", "", [said], schedule="line@0")
-    assert result.outcome == "done" and result.search["passed_by"] == "greedy", result.reason
+    assert result.outcome == "done" and result.trials["passed_by"] == "greedy", result.reason
     assert "    if line.quantity >= BULK_THRESHOLD:\n" in (repo / "orders/pricing.py").read_text()
     assert "Which line is wrong?" in turns[0]["new_messages"][0]["content"]
     assert "def test_bulk_discount_applies():" in turns[0]["new_messages"][0]["content"]  # the test's own source
@@ -353,7 +353,7 @@ def test_fix_a_reply_that_sends_the_code_back_unchanged_is_named_so(tmp_path, de
             "        return round(line.total() * BULK_RATE, 2)\n    return 0.0\n```")
     result, turns = run(repo, "fix", "", [same, BULK_RIGHT], schedule="plain@0,repair@0.5")
     assert turns[0]["observation"].startswith("greedy: unchanged: the reply sends back the code as it is")
-    assert result.outcome == "done" and result.search["run"] == 2
+    assert result.outcome == "done" and result.trials["run"] == 2
 
 
 def test_fix_spec_framing_hides_the_buggy_body_and_its_rewrite_is_merged(tmp_path, demo_jobs):
@@ -363,19 +363,19 @@ def test_fix_spec_framing_hides_the_buggy_body_and_its_rewrite_is_merged(tmp_pat
     assert "if line.quantity > BULK_THRESHOLD:\n        return round" not in asked  # the body is not shown
     assert "def bulk_discount(line: OrderLine) -> float:" in asked and "\n    ...\n```" in asked
     assert "BULK_THRESHOLD" in asked and "Write the complete function(s) anew" in asked
-    assert result.outcome == "done" and result.search["passed_by"] == "greedy", result.reason
+    assert result.outcome == "done" and result.trials["passed_by"] == "greedy", result.reason
     assert "    if line.quantity >= BULK_THRESHOLD:\n" in (repo / "orders/pricing.py").read_text()
 
 
 def test_eval_schedule_presets_are_an_axis():
     from pyharness.evals.configs import parse_configs
-    from pyharness.search.schedule import PRESETS
+    from pyharness.trials.schedule import PRESETS
 
     configs = parse_configs(["harness=on schedule=default,spec"])
     assert [c.name for c in configs] == ["harness=on schedule=default", "harness=on schedule=spec"]
     assert "spec@" in PRESETS["spec"]["fix"] and PRESETS["default"] == {}
-    from pyharness.search.candidates import parse_schedule
-    from pyharness.search.schedule import FIX_SCHEDULE
+    from pyharness.trials.candidates import parse_schedule
+    from pyharness.trials.schedule import FIX_SCHEDULE
 
     longer = parse_schedule(PRESETS["long"]["fix"])
     assert len(longer) == 16 and longer[:8] == parse_schedule(FIX_SCHEDULE)
@@ -388,8 +388,8 @@ def test_fix_guesses_are_checked_one_by_one_and_the_first_that_passes_is_kept(tm
             "3. change `return 0.0` to `return 0`\n")
     result, turns = run(repo, "fix", "", [said], schedule="guesses@0")
     assert "Give three different guesses" in turns[0]["new_messages"][0]["content"]
-    assert result.outcome == "done" and result.search["passed_by"] == "greedy.2", result.reason
-    assert result.search["run"] == 2 and result.steps == 1  # two guesses checked, one model turn; the third not run
+    assert result.outcome == "done" and result.trials["passed_by"] == "greedy.2", result.reason
+    assert result.trials["run"] == 2 and result.steps == 1  # two guesses checked, one model turn; the third not run
     assert turns[0]["observation"].startswith("greedy: ") and "0.0 = bulk_discount(" in turns[0]["observation"]
     assert turns[0]["observation"].endswith("\ngreedy.2: all checks pass")
     assert "    if line.quantity >= BULK_THRESHOLD:\n" in (repo / "orders/pricing.py").read_text()
@@ -398,15 +398,15 @@ def test_fix_guesses_are_checked_one_by_one_and_the_first_that_passes_is_kept(tm
 def test_fix_guesses_that_change_nothing_known_are_no_candidate(tmp_path, demo_jobs):
     repo = make_repo(tmp_path / "orders", demo_jobs["fix"])
     result, turns = run(repo, "fix", "", ["change `x = 1` to `x = 2`\nI am not sure."], schedule="guesses@0")
-    assert result.outcome != "done" and result.search["run"] == 0
+    assert result.outcome != "done" and result.trials["run"] == 0
     assert turns[0]["observation"] == "greedy: the reply held no code block"
     assert "if line.quantity > BULK_THRESHOLD:" in (repo / "orders/pricing.py").read_text()
 
 
 def test_fix_guesses_read_two_line_items_a_fenced_line_alone_and_a_whole_function(tmp_path, demo_jobs):
-    from pyharness.search.candidates import Framing
+    from pyharness.trials.candidates import Framing
     from pyharness.localise.linetrace import RunTrace
-    from pyharness.search.suspects import FixTarget
+    from pyharness.trials.suspects import FixTarget
     from pyharness.workspace.tree import Workspace
 
     repo = make_repo(tmp_path / "orders", demo_jobs["fix"])
@@ -441,14 +441,14 @@ def test_search_and_loop_turns_carry_the_same_reply_fields(tmp_path, demo_jobs):
     assert searched and looped
     for turn in searched + looped:
         assert reply_fields <= set(turn), reply_fields - set(turn)
-    assert searched[0]["search"]["origin"] == "greedy" and searched[0]["reply"] == RIGHT_SUM
-    assert looped[0]["reply"] == BULK_EDIT and looped[0]["confidence"] >= 0 and "search" not in looped[0]
+    assert searched[0]["trial"]["origin"] == "greedy" and searched[0]["reply"] == RIGHT_SUM
+    assert looped[0]["reply"] == BULK_EDIT and looped[0]["confidence"] >= 0 and "trial" not in looped[0]
     assert looped[0]["prompt_tokens"] > 0 and searched[0]["prompt_tokens"] > 0
 
 
 def test_the_schedule_option_names_every_framing():
-    from pyharness.cli.options import SearchOpt
-    from pyharness.search.candidates import KINDS
+    from pyharness.cli.options import ScheduleOpt
+    from pyharness.trials.candidates import KINDS
 
-    said = SearchOpt.__metadata__[0].help
+    said = ScheduleOpt.__metadata__[0].help
     assert [kind for kind in KINDS if kind not in said] == []

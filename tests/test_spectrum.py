@@ -6,7 +6,7 @@ from pyharness.actions.base import Context
 from pyharness.loop.jobs import Job
 from pyharness.localise.linetrace import RunTrace, trace_test
 from pyharness.localise.spectrum import ochiai, spectrum
-from pyharness.search.suspects import suspects
+from pyharness.trials.suspects import suspects
 from pyharness.workspace.testrun import run_pytest
 from pyharness.workspace.tree import Workspace
 
@@ -138,7 +138,7 @@ def test_fix_mode_works_out_the_spectrum_unless_its_layer_is_off(tmp_path):
 
 
 def test_suspects_sharing_a_name_each_take_the_reply_function_most_like_their_own(tmp_path):
-    from pyharness.search.suspects import FixTarget
+    from pyharness.trials.suspects import FixTarget
 
     repo = make_repo(tmp_path)
     first = run_pytest(repo)
@@ -165,9 +165,9 @@ def test_a_huge_failure_keeps_every_candidate_prompt_small(tmp_path):
     """A mutant of more_itertools failed with a traceback that made the first candidate's prompt 34,223 tokens
     (the model's context is 8,192): the run ended in an error before any candidate. The traceback, the failure
     a repair is shown and each constant beside the suspects are cut to their head and tail."""
-    from pyharness.search.candidates import Attempt, Framing
-    from pyharness.search.suspects import FixTarget
-    from pyharness.search.verdicts import failure_text
+    from pyharness.trials.candidates import Attempt, Framing
+    from pyharness.trials.suspects import FixTarget
+    from pyharness.trials.verdicts import failure_text
 
     (tmp_path / "tests").mkdir()
     table = ",\n".join(f"    {n}: {n * n}" for n in range(3000))

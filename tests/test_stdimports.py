@@ -93,7 +93,7 @@ FORGETS_DATETIME = ("```python\nday = datetime.date.fromisoformat(input().strip(
 
 def run(repo: Path, mode: str, task: str, replies: list[str], layers: str | None = None):
     result = run_job(repo, mode, task, ScriptedModel(replies=replies),
-                     config=AgentConfig(max_steps=len(replies), search_schedule="plain@0"),
+                     config=AgentConfig(max_steps=len(replies), schedule="plain@0"),
                      harness=HarnessConfig.parse_spec("on", layers), default_write_path="main.py")
     turns = [r for r in read_transcript(Path(result.transcript)) if r["event"] == "turn"]
     return result, turns
@@ -102,21 +102,21 @@ def run(repo: Path, mode: str, task: str, replies: list[str], layers: str | None
 def test_stdout_a_candidate_that_forgets_import_datetime_passes_and_says_so(tmp_path) -> None:
     repo = make_stdout_repo(tmp_path / "repo", NEXT_DAY)
     result, turns = run(repo, "stdout", task_message(NEXT_DAY), [FORGETS_DATETIME])
-    assert result.outcome == "done" and result.search["passed_by"] == "greedy", result.reason
+    assert result.outcome == "done" and result.trials["passed_by"] == "greedy", result.reason
     assert (repo / "main.py").read_text().startswith("import datetime\nday = datetime.date.fromisoformat(")
-    assert turns[0]["search"]["imports_added"] == {"main.py": ["import datetime"]}
+    assert turns[0]["trial"]["imports_added"] == {"main.py": ["import datetime"]}
     end = [r for r in read_transcript(Path(result.transcript)) if r["event"] == "end"][0]
-    assert end["search"]["imports_added"] == {"greedy": {"main.py": ["import datetime"]}}
-    assert result.interventions["search.imports"] == 1
-    assert {"kind": "search.imports", "detail": "import datetime"} in turns[0]["interventions"]
+    assert end["trials"]["imports_added"] == {"greedy": {"main.py": ["import datetime"]}}
+    assert result.interventions["trials.imports"] == 1
+    assert {"kind": "trials.imports", "detail": "import datetime"} in turns[0]["interventions"]
 
 
 def test_stdout_without_the_layer_the_candidate_fails_as_before(tmp_path) -> None:
     repo = make_stdout_repo(tmp_path / "repo", NEXT_DAY)
     result, turns = run(repo, "stdout", task_message(NEXT_DAY), [FORGETS_DATETIME], layers=WITHOUT)
-    assert result.outcome == "stopped" and result.search["run"] == 1
+    assert result.outcome == "stopped" and result.trials["run"] == 1
     assert "NameError: name 'datetime' is not defined" in turns[0]["observation"]
-    assert "imports_added" not in turns[0]["search"] and result.search["imports_added"] == {}
+    assert "imports_added" not in turns[0]["trial"] and result.trials["imports_added"] == {}
 
 
 def test_fix_the_import_a_function_needs_goes_to_the_top_of_its_file(tmp_path, demo_jobs) -> None:
@@ -131,7 +131,7 @@ def test_fix_the_import_a_function_needs_goes_to_the_top_of_its_file(tmp_path, d
     assert after.startswith('"""Order subtotal and discounts."""\nimport operator\n\nfrom orders.lines import')
     assert after.split("def bulk_discount")[0] == before.split("def bulk_discount")[0].replace(
         '"""\n', '"""\nimport operator\n', 1)  # nothing else above the function changed
-    assert turns[0]["search"]["imports_added"] == {"orders/pricing.py": ["import operator"]}
+    assert turns[0]["trial"]["imports_added"] == {"orders/pricing.py": ["import operator"]}
 
 
 def test_add_the_new_file_gets_its_import(tmp_path, demo_jobs) -> None:
@@ -143,4 +143,4 @@ def test_add_the_new_file_gets_its_import(tmp_path, demo_jobs) -> None:
     result, turns = run(repo, "add", task, [test, impl])
     assert result.outcome == "done", result.reason
     assert (repo / "orders/greet.py").read_text().startswith("import string\ndef greet(")
-    assert turns[1]["search"]["imports_added"] == {"orders/greet.py": ["import string"]}
+    assert turns[1]["trial"]["imports_added"] == {"orders/greet.py": ["import string"]}

@@ -13,7 +13,7 @@ from pyharness.cli.options import (
     RayAddressOpt,
     RetriesOpt,
     SandboxOpt,
-    SearchOpt,
+    ScheduleOpt,
     StepsOpt,
     ThreadsOpt,
     agent_config,
@@ -50,7 +50,7 @@ def eval_(
             "--configs",
             help="Configurations, e.g. harness=on,off (axes: harness; protocol text, json = schema-held JSON "
                  "replies, oneshot = one reply, no harness; "
-                 "schedule, a search preset; without=LAYER, harness=on with one layer off).",
+                 "schedule, a trials preset; without=LAYER, harness=on with one layer off).",
         ),
     ] = None,
     workers: Annotated[int, typer.Option("--workers", min=1, help="Tasks run in parallel threads.")] = 1,
@@ -70,7 +70,7 @@ def eval_(
     retry_errors: Annotated[
         bool, typer.Option("--retry-errors", help="Run again the runs that ended in a model error.")
     ] = False,
-    search_schedule: SearchOpt = None,
+    schedule: ScheduleOpt = None,
     from_path: Annotated[
         Path | None,
         typer.Option("--from", help="mutants only: build the jobs from a local project with a tests folder."),
@@ -178,7 +178,7 @@ def eval_(
             err.print("note: --workers is for --on local; on Ray the CPUs and --per-server set the runs at once")
         folder = out or Path("out") / f"eval-{loaded.name}"
         plan = EvalPlan(loaded.name, chosen, model, plan_configs, repeat,
-                        agent_config(max_steps, max_seconds, search_schedule), python=interpreter)
+                        agent_config(max_steps, max_seconds, schedule), python=interpreter)
         todo = len(pending(plan, folder / "results.jsonl", retry_errors))
         console.print(
             f"eval {loaded.name}: {len(chosen)} tasks x {len(model)} model(s) x {len(plan_configs)} "

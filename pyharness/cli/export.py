@@ -6,7 +6,7 @@ from typing import Annotated
 import typer
 
 from pyharness.cli.app import app, fail
-from pyharness.cli.options import RepoOpt, SandboxOpt, SearchOpt, StepsOpt, agent_config, positive, use_sandbox
+from pyharness.cli.options import RepoOpt, SandboxOpt, ScheduleOpt, StepsOpt, agent_config, positive, use_sandbox
 
 export_app = typer.Typer(no_args_is_help=True, help="Training data from recorded runs, as JSONL.")
 app.add_typer(export_app, name="export")
@@ -25,7 +25,7 @@ ForeignOpt = Annotated[
 @export_app.command("sft", epilog="Example: ph export sft .ph/runs evals/results --out sft.jsonl")
 def export_sft(runs: RunsArg, out: OutOpt, repo: RepoOpt = None, allow_foreign: ForeignOpt = False) -> None:
     """Chat examples {"messages": [...]}: each accepted loop step's prompt -> the canonical call the harness ran, and
-    each passing search candidate's request -> its code."""
+    each passing trial candidate's request -> its code."""
     from pyharness.export.examples import sft_rows
 
     _export(runs, out, repo, allow_foreign, sft_rows, "sft", "example(s)")
@@ -33,7 +33,7 @@ def export_sft(runs: RunsArg, out: OutOpt, repo: RepoOpt = None, allow_foreign: 
 
 @export_app.command("dpo", epilog="Example: ph export dpo evals/results --out dpo.jsonl")
 def export_dpo(runs: RunsArg, out: OutOpt, repo: RepoOpt = None, allow_foreign: ForeignOpt = False) -> None:
-    """Preference pairs {"prompt", "chosen", "rejected"}: a passing search candidate against a failing one for the same
+    """Preference pairs {"prompt", "chosen", "rejected"}: a passing trial candidate against a failing one for the same
     request, and a repaired call in canonical form against the raw reply it was mended from."""
     from pyharness.export.examples import dpo_rows
 
@@ -88,7 +88,7 @@ def distill(
     max_seconds: Annotated[
         float, typer.Option("--max-seconds", callback=positive, help="Wall-clock budget per run, in seconds.")
     ] = 900.0,
-    search_schedule: SearchOpt = None,
+    schedule: ScheduleOpt = None,
     sandbox: SandboxOpt = True,
 ) -> None:
     """Harness-aware distillation: run the suite with the student in the loop, ask the teacher at each loop step with
@@ -118,7 +118,7 @@ def distill(
         same = teacher == student and student in models.loaded  # one model as both: loaded once
         teacher_model = models.loaded[student].student if same else resolve_model(teacher)
         plan = EvalPlan(loaded.name, chosen, [student], parse_configs(None),
-                        agent=agent_config(max_steps, max_seconds, search_schedule))
+                        agent=agent_config(max_steps, max_seconds, schedule))
         typer.echo(inert(f"distill {loaded.name}: {len(chosen)} task(s), student {student}, teacher "
                          f"{teacher_model.name} -> {folder}"))
         distiller = Distiller(teacher_model, log, folder / "sft.jsonl")

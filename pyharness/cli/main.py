@@ -22,7 +22,7 @@ from pyharness.cli.options import (
     QuietOpt,
     RepoOpt,
     SandboxOpt,
-    SearchOpt,
+    ScheduleOpt,
     SecondsOpt,
     StepsOpt,
     StreamOpt,
@@ -181,7 +181,7 @@ def fix(
     verbose: VerboseOpt = False,
     escalate_to: EscalateOpt = None,
     max_seconds: SecondsOpt = 900.0,
-    search_schedule: SearchOpt = None,
+    schedule: ScheduleOpt = None,
     test_timeout: TestTimeoutOpt = 120.0,
     sandbox: SandboxOpt = True,
     python: PythonOpt = None,
@@ -203,7 +203,7 @@ def fix(
         tests=tests,
         escalate=escalate_to,
         max_seconds=max_seconds,
-        schedule=search_schedule,
+        schedule=schedule,
         test_timeout=test_timeout,
         json_out=json_out,
         quiet=quiet,
@@ -228,7 +228,7 @@ def add(
     verbose: VerboseOpt = False,
     escalate_to: EscalateOpt = None,
     max_seconds: SecondsOpt = 900.0,
-    search_schedule: SearchOpt = None,
+    schedule: ScheduleOpt = None,
     test_timeout: TestTimeoutOpt = 120.0,
     sandbox: SandboxOpt = True,
     python: PythonOpt = None,
@@ -236,7 +236,7 @@ def add(
 ) -> None:
     """Add a feature together with a test for it."""
     _job("add", feature, repo, model, harness, layers, max_steps, stream, escalate=escalate_to, max_seconds=max_seconds,
-         schedule=search_schedule, test_timeout=test_timeout, json_out=json_out,
+         schedule=schedule, test_timeout=test_timeout, json_out=json_out,
          quiet=quiet, verbose=verbose, protocol=protocol, sandbox=sandbox, python=python)
 
 

@@ -89,9 +89,9 @@ ProtocolOpt = Annotated[
                       "per reply, held to a schema by the backend: Ollama's format, a llama.cpp grammar, an OpenAI "
                       "server's response_format)."),
 ]
-SearchOpt = Annotated[
+ScheduleOpt = Annotated[
     str | None,
-    typer.Option("--search-schedule", help="The search layer's candidates in order, as kind@temperature "
+    typer.Option("--schedule", help="The trials' candidates in order, as kind@temperature "
                  "(kinds: plain, plan, repair, line, spec, guesses, cloze; vote and confirm once one passes), e.g. "
                  "plain@0,plain@0.8,repair@0.5; its length caps the candidates."),
 ]
@@ -99,17 +99,17 @@ SearchOpt = Annotated[
 
 def agent_config(max_steps: int, max_seconds: float, schedule: str | None, json_command: str | None = None,
                  protocol: str = "text"):
-    """The run's budgets, protocol and search schedule; a malformed schedule is a one-line error."""
+    """The run's budgets, protocol and trials schedule; a malformed schedule is a one-line error."""
     from pyharness.loop.agent import AgentConfig
-    from pyharness.search.candidates import parse_schedule
+    from pyharness.trials.candidates import parse_schedule
 
     if schedule is None:
         return AgentConfig(max_steps=max_steps, max_seconds=max_seconds, protocol=protocol)
     try:
         parse_schedule(schedule)
     except ValueError as err:
-        fail(f"--search-schedule: {err}", json_command=json_command)
-    return AgentConfig(max_steps=max_steps, max_seconds=max_seconds, search_schedule=schedule, protocol=protocol)
+        fail(f"--schedule: {err}", json_command=json_command)
+    return AgentConfig(max_steps=max_steps, max_seconds=max_seconds, schedule=schedule, protocol=protocol)
 
 
 def settings_for(root: Path | None, **values):

@@ -6,7 +6,7 @@ from dataclasses import dataclass, replace
 
 from pyharness.errors import UserError
 from pyharness.harness.pipeline import LAYERS
-from pyharness.search.schedule import PRESETS
+from pyharness.trials.schedule import PRESETS
 
 AXES = {"harness": ("on", "off"), "protocol": ("text", "json", "tools", "oneshot"), "schedule": tuple(PRESETS),
         "without": ("none", *LAYERS), "sandbox": ("on", "off")}

@@ -32,7 +32,7 @@ from pyharness.evals.bugs import BugJob
 from pyharness.evals.mutants import MutantJob
 from pyharness.evals.oneshot import run_oneshot
 from pyharness.evals.oneshot_jobs import run_oneshot_job
-from pyharness.search.schedule import PRESETS
+from pyharness.trials.schedule import PRESETS
 
 
 @dataclass
@@ -208,7 +208,7 @@ def run_record(plan: EvalPlan, run: RunSpec, result: RunResult, score: tuple[boo
     return {"suite": plan.suite, "task": task.id, "model": run.model, "config": run.config.name,
             "repeat": run.repeat, "order": run.order, "pass_strict": strict, "pass_lenient": lenient,
             "steps": result.steps, "attempts": result.attempts, "first_try": strict and result.first_pass == 1,
-            "search": result.search, "prompt_tokens": result.prompt_tokens, "cached_tokens": result.cached_tokens,
+            "trials": result.trials, "prompt_tokens": result.prompt_tokens, "cached_tokens": result.cached_tokens,
             "completion_tokens": result.completion_tokens, "seconds": result.seconds, "wall_seconds": wall,
             "timed_out": timed_out, "outcome": result.outcome, "reason": result.reason, "note": note,
             "interventions": dict(sorted(result.interventions.items())), "transcript": "",
@@ -239,7 +239,7 @@ def _run_config(plan: EvalPlan, run: RunSpec, model: Model, repo: Path, task, mo
     if run.config.protocol == "oneshot":
         return run_oneshot_job(repo, mode, message, model, tests, python=python.path if python else None)
     preset = PRESETS[run.config.schedule].get(mode)
-    agent = replace(plan.agent, search_schedule=preset) if preset else plan.agent
+    agent = replace(plan.agent, schedule=preset) if preset else plan.agent
     agent = replace(agent, protocol=run.config.protocol)  # text or json
     harness = HarnessConfig.parse_spec(run.config.harness)
     harness.layers.discard(run.config.without)

@@ -13,10 +13,10 @@ adds on its own initiative cut out of the user messages (`bare`); each part is f
   an observation or a refused done;
 - fault localisation and traced values: the fix task's `NAME is defined in PATH (lines a-b):` listings (the code the
   failing test ran, lines marked as run, condition values seen);
-- the search's hand-off paragraph `(The harness tried N candidate(s) ...)` with its failure.
+- the trials' hand-off paragraph `(The harness tried N candidate(s) ...)` with its failure.
 A prompt with none of them is not put to the teacher (it would be asked the same thing twice).
 
-Search requests are not asked: their whole prompt is the harness's, so there is no without-harness version of it
+Trial requests are not asked: their whole prompt is the harness's, so there is no without-harness version of it
 (their passing candidates are `ph export sft` data). The teacher is asked after the run, so its time never counts
 against the student's budgets; it answers greedily (temperature 0), with the run's stop sequences and token limit.
 
@@ -110,8 +110,8 @@ class DistillSummary:
     runs: int = 0
     steps: int = 0
     """Loop steps of the student."""
-    search_calls: int = 0
-    """Search requests (not put to the teacher)."""
+    trial_calls: int = 0
+    """Trial requests (not put to the teacher)."""
     kept: int = 0
     teacher_calls: int = 0
     dropped: Counter = field(default_factory=Counter)
@@ -119,7 +119,7 @@ class DistillSummary:
     def lines(self) -> list[str]:
         """The summary as the command prints it."""
         out = [f"{self.kept} of {self.steps} loop step(s) kept from {self.runs} run(s); {self.teacher_calls} teacher "
-               f"call(s); {self.search_calls} search request(s) not asked"]
+               f"call(s); {self.trial_calls} trial request(s) not asked"]
         if self.dropped:
             out.append("left out: " + ", ".join(f"{n} {why}" for why, n in self.dropped.most_common()))
         return out
@@ -127,7 +127,7 @@ class DistillSummary:
     def as_dict(self) -> dict:
         """The summary as distill.json holds it."""
         return {"runs": self.runs, "steps_seen": self.steps, "kept": self.kept, "teacher_calls": self.teacher_calls,
-                "search_requests_not_asked": self.search_calls, "dropped": dict(self.dropped.most_common())}
+                "trial_requests_not_asked": self.trial_calls, "dropped": dict(self.dropped.most_common())}
 
 
 class Distiller:
@@ -146,7 +146,7 @@ class Distiller:
             return []
         run, rows, start = runs[0], [], 0
         self.summary.runs += 1
-        self.summary.search_calls += sum(s.kind == "search" for s in run.steps)
+        self.summary.trial_calls += sum(s.kind == "trial" for s in run.steps)
         for step in (s for s in run.steps if s.kind == "loop"):
             self.summary.steps += 1
             match = next((n for n in range(start, len(asked)) if redact(asked[n].reply) == step.reply), None)

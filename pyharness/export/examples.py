@@ -7,12 +7,12 @@ compacted is exported whole), the assistant turn is the canonical form of the ca
 counted,
 when it held no valid action, was cut off, refused (its observation is an `Error:`), flagged by the loop layer, or
 when the run's record contradicts it: the run ended invalid (fix mode: test files or test config changed), `ph undo`
-put its changes back, or the transcript has no end. A search candidate that passed its check is an example too: its
+put its changes back, or the transcript has no end. A trial candidate that passed its check is an example too: its
 one request message -> its code in a ```python fence (with the standard-library imports the harness added to it; a
 `line` or `guesses` request asks for words, so the reply itself); not when the job refused that pass. Cloze fills
 are left out: their fill-in-the-middle prompt is not recorded.
 
-dpo: `{"prompt", "chosen", "rejected"}` pairs in TRL's conversational form. From search: for the same request text, a
+dpo: `{"prompt", "chosen", "rejected"}` pairs in TRL's conversational form. From the trials: for the same request, a
 passing candidate against a failing one (each distinct failing reply is paired once, passing ones taken in turn). From
 the loop: an accepted step whose reply the harness had to mend (a parse or repair intervention, a path steered to
 the task's file, restated calls skipped), its canonical call against the raw reply.
@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pyharness.actions import registry
-from pyharness.search.candidates import extract_code
+from pyharness.trials.candidates import extract_code
 from pyharness.export.canonical import canonical_reply, fenced, reads_back
 from pyharness.workspace.redact import redact_data
 from pyharness.export.runlog import RunLog, Step, undone
@@ -36,8 +36,8 @@ from pyharness.export.runlog import RunLog, Step, undone
 NO_ACTION, CUT_OFF, REFUSED, LOOPING = "no valid action", "cut off", "refused", "flagged as a loop"
 INVALID, UNDONE, UNFINISHED, ONESHOT = "run invalid", "change undone", "run unfinished", "one-shot run"
 NOT_CANONICAL = "no canonical form"
-FAILED, CLOZE = "search candidate failed its check", "cloze fill (prompt not recorded)"
-NOT_CANDIDATE, JOB_REFUSED = "search request for a test (not checked alone)", "job refused the passing candidate"
+FAILED, CLOZE = "trial candidate failed its check", "cloze fill (prompt not recorded)"
+NOT_CANDIDATE, JOB_REFUSED = "trial request for a test (not checked alone)", "job refused the passing candidate"
 LOOP_KINDS = ("loops.repeat", "loops.pingpong", "loops.same_error")
 REPAIRED = ("parse.", "repair.", "steer.default_path", "loops.skip_repeat")
 """Interventions that mean the reply was not the call as the protocol writes it ('repair.prefill' aside: that
@@ -103,23 +103,23 @@ def canonical(run: RunLog, step: Step) -> str | None:
 
 
 def code_reply(step: Step) -> str:
-    """A search reply as an example shows it: the code fenced (with the imports the harness added), or, where the
+    """A trial reply as an example shows it: the code fenced (with the imports the harness added), or, where the
     request asked for words (or the reply held no code), the reply itself."""
-    if (step.search or {}).get("framing") in PROSE_FRAMINGS:
+    if (step.trial or {}).get("framing") in PROSE_FRAMINGS:
         return step.reply.strip()
     code = extract_code(step.reply)
     if code is None:
         return step.reply.strip()
-    added = [line for lines in ((step.search or {}).get("imports_added") or {}).values() for line in lines]
+    added = [line for lines in ((step.trial or {}).get("imports_added") or {}).values() for line in lines]
     missing = [line for line in dict.fromkeys(added) if line not in code.splitlines()]
     return fenced("\n".join(missing) + "\n" + code if missing else code)
 
 
-def search_verdict(run: RunLog, step: Step, job_refused: bool) -> str:
-    """'' for a search candidate that passed its check and stands, else why it is no SFT example."""
+def trial_verdict(run: RunLog, step: Step, job_refused: bool) -> str:
+    """'' for a trial candidate that passed its check and stands, else why it is no SFT example."""
     if (step.action or {}).get("name") != "candidate":
         return NOT_CANDIDATE
-    if (step.search or {}).get("framing") == "cloze":
+    if (step.trial or {}).get("framing") == "cloze":
         return CLOZE
     if not step.ok:
         return FAILED
@@ -135,7 +135,7 @@ def sft_rows(runs: list[RunLog], tally: Tally) -> Iterator[dict]:
         for step in run.steps:
             kind = step.kind
             why = whole or (ONESHOT if kind == "oneshot" else step_problem(step) if kind == "loop"
-                            else search_verdict(run, step, refused))
+                            else trial_verdict(run, step, refused))
             text = None
             if not why and kind == "loop":
                 text = canonical(run, step)
@@ -148,20 +148,20 @@ def sft_rows(runs: list[RunLog], tally: Tally) -> Iterator[dict]:
                 tally.made["loop steps"] += 1
             else:
                 messages = [*step.prompt, {"role": "assistant", "content": code_reply(step)}]
-                tally.made["passing search candidates"] += 1
+                tally.made["passing trial candidates"] += 1
             yield {"messages": messages, "source": source(run, step, kind)}
 
 
 def dpo_rows(runs: list[RunLog], tally: Tally) -> Iterator[dict]:
-    """Preference pairs: search (passing vs failing candidate, same request), loop (canonical call vs raw reply)."""
+    """Preference pairs: trials (passing vs failing candidate, same request), loop (canonical call vs raw reply)."""
     requests: dict[str, dict[str, list]] = {}
     for run in runs:
         tally.runs += 1
         whole = run_problem(run)
         refused = _job_refused(run)
         for step in run.steps:
-            if step.kind == "search":
-                why = whole or search_verdict(run, step, refused)
+            if step.kind == "trial":
+                why = whole or trial_verdict(run, step, refused)
                 if whole:
                     tally.dropped[whole] += 1
                 if why in ("", FAILED) and step.prompt and "not run: the time budget" not in step.observation:
@@ -175,14 +175,14 @@ def dpo_rows(runs: list[RunLog], tally: Tally) -> Iterator[dict]:
         passing = _distinct(sides["pass"])
         failing = _distinct(sides["fail"])
         if not passing or not failing:
-            tally.dropped["search candidate with nothing to pair (no pass or no fail for its request)"] += len(failing)
+            tally.dropped["trial candidate with nothing to pair (no pass or no fail for its request)"] += len(failing)
             continue
         for n, (run, step) in enumerate(failing):
             good_run, good = passing[n % len(passing)]
-            tally.made["search pairs"] += 1
+            tally.made["trial pairs"] += 1
             yield {"prompt": good.prompt, "chosen": [{"role": "assistant", "content": code_reply(good)}],
                    "rejected": [{"role": "assistant", "content": code_reply(step)}],
-                   "source": source(good_run, good, "search", rejected=(run, step))}
+                   "source": source(good_run, good, "trial", rejected=(run, step))}
 
 
 def _loop_pair(run: RunLog, step: Step, whole: str, tally: Tally) -> dict | None:
@@ -211,10 +211,10 @@ def _distinct(found: list[tuple[RunLog, Step]]) -> list[tuple[RunLog, Step]]:
 
 
 def _job_refused(run: RunLog) -> bool:
-    """True when the search's passing candidate went to the job's acceptance rule and was refused there (the search
+    """True when the trials' passing candidate went to the job's acceptance rule and was refused there (the trials
     names what passed, but the run did not count the pass)."""
-    return False if run.end is None else bool((run.end.get("search") or {}).get("passed_by")) and \
-        "search.pass" not in (run.end.get("interventions") or {})
+    return False if run.end is None else bool((run.end.get("trials") or {}).get("passed_by")) and \
+        "trials.pass" not in (run.end.get("interventions") or {})
 
 
 def write_rows(rows: Iterator[dict], out: Path) -> int:

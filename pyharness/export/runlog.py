@@ -26,7 +26,7 @@ class Step:
 
     number: int
     prompt: list[dict]
-    """The messages the model was given: the loop's conversation so far, or a search request's one message."""
+    """The messages the model was given: the loop's conversation so far, or a trial request's one message."""
     reply: str
     finish_reason: str
     action: dict | None
@@ -34,14 +34,14 @@ class Step:
     interventions: list[dict]
     observation: str
     ok: bool
-    search: dict | None
-    """A search request's framing and origin; None for a loop step."""
+    trial: dict | None
+    """A trial request's framing and origin; None for a loop step."""
 
     @property
     def kind(self) -> str:
-        """'loop' (an action turn), 'search' (a candidate or test request) or 'oneshot' (a one-reply run's reply)."""
-        if self.search is not None:
-            return "search"
+        """'loop' (an action turn), 'trial' (a candidate or test request) or 'oneshot' (a one-reply run's reply)."""
+        if self.trial is not None:
+            return "trial"
         return "loop" if self.prompt and self.prompt[0].get("role") == "system" else "oneshot"
 
 
@@ -65,7 +65,7 @@ class RunLog:
     """How it ended ('done', 'stopped', 'invalid', ...); None when the transcript has no end record."""
     invalid: str | None = None
     end: dict | None = None
-    """The end record (how the run ended, what search did), None when there is none."""
+    """The end record (how the run ended, what the trials did), None when there is none."""
     steps: list[Step] = field(default_factory=list)
 
     @property
@@ -81,7 +81,7 @@ def read_runs(paths: list[Path]) -> tuple[list[RunLog], list[str]]:
         if not path.exists():
             raise UserError(f"{path} does not exist: give transcript files, folders of them, or .tar.gz archives")
         for name, file, text in _texts(path):
-            records = [record for record in map(_json_line, text.splitlines()) if isinstance(record, dict)]
+            records = [_renamed(record) for record in map(_json_line, text.splitlines()) if isinstance(record, dict)]
             if not records or records[0].get("event") != "start":
                 skipped.append(f"{name}: not a ph transcript")
                 continue
@@ -119,6 +119,36 @@ def _json_line(line: str):
         return None
 
 
+LEGACY = "search"
+"""What transcripts written before the trials had their name call them: a turn's `search`, the end's `search`, the
+interventions `search.*`."""
+
+
+def _renamed(record: dict) -> dict:
+    """A record in this version's names (an older transcript's `search` fields and intervention kinds renamed)."""
+    if LEGACY not in record and not _legacy_kinds(record):
+        return record
+    record = dict(record)
+    if LEGACY in record:
+        record["trial" if record.get("event") == "turn" else "trials"] = record.pop(LEGACY)
+    if isinstance(record.get("interventions"), dict):
+        record["interventions"] = {_kind(k): v for k, v in record["interventions"].items()}
+    elif isinstance(record.get("interventions"), list):
+        record["interventions"] = [{**i, "kind": _kind(str(i.get("kind", "")))} if isinstance(i, dict) else i
+                                   for i in record["interventions"]]
+    return record
+
+
+def _legacy_kinds(record: dict) -> bool:
+    kinds = record.get("interventions") or []
+    names = kinds if isinstance(kinds, dict) else [i.get("kind", "") for i in kinds if isinstance(i, dict)]
+    return any(str(name).startswith(f"{LEGACY}.") for name in names)
+
+
+def _kind(name: str) -> str:
+    return f"trials.{name.removeprefix(LEGACY + '.')}" if name.startswith(f"{LEGACY}.") else name
+
+
 def _run(name: str, file: Path, records: list[dict]) -> RunLog:
     start = records[0]
     end = next((r for r in reversed(records) if r.get("event") == "end"), None)
@@ -138,7 +168,7 @@ def _run(name: str, file: Path, records: list[dict]) -> RunLog:
         if r.get("event") != "turn":
             continue
         added = [dict(m) for m in r.get("new_messages") or [] if isinstance(m, dict)]
-        if "search" in r:
+        if "trial" in r:
             prompt = added
         else:
             conversation = added if added and added[0].get("role") == "system" else conversation + added
@@ -147,7 +177,7 @@ def _run(name: str, file: Path, records: list[dict]) -> RunLog:
                               finish_reason=str(r.get("finish_reason", "stop")), action=r.get("action"),
                               interventions=list(r.get("interventions") or []),
                               observation=str(r.get("observation", "")), ok=bool(r.get("ok", False)),
-                              search=r.get("search")))
+                              trial=r.get("trial")))
     return run
 
 

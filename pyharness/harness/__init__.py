@@ -3,5 +3,5 @@ per layer: parse, repair, validate (pipeline), loops, steer, context, lint, impo
 the JSON reply protocol (`structured`), code merge, and the examples the prompts and format errors show (`examples`).
 
 Knows actions only through the `ActionSpec` protocol in `call` (never imports `pyharness.actions`). May import
-workspace and models; never actions, localise, search, loop or anything above.
+workspace and models; never actions, localise, trials, loop or anything above.
 """

@@ -2,5 +2,5 @@
 ones did not), the traced values of one failing test, suspect lines ranked for cloze repair, and the files a task is
 about in a large tree.
 
-May import harness, workspace and models; never search, loop or anything above.
+May import harness, workspace and models; never trials, loop or anything above.
 """

@@ -24,8 +24,8 @@ from pyharness.loop.prompts import system_prompt
 from pyharness.loop.reading import Reader
 from pyharness.loop.refusals import record, refusal
 from pyharness.loop.runs import AgentConfig, RunResult
-from pyharness.search.budget import Budget, SearchRun
-from pyharness.search.run import Search
+from pyharness.trials.budget import Budget, SearchRun
+from pyharness.trials.driver import Trials
 from pyharness.harness.structured import JSON_REMINDER, reply_schema
 from pyharness.loop.transcript import Transcript
 from pyharness.workspace.undo import UndoLog
@@ -102,9 +102,9 @@ class Agent:
             if nothing:
                 raise Done(nothing) if nothing.startswith("nothing") else LimitsExceeded(nothing)
             self.messages = [{"role": "system", "content": system}, {"role": "user", "content": task}]
-            if self.harness.on("search") and Search.applies(self.job, self.ctx.workspace):
+            if self.harness.on("trials") and Trials.applies(self.job, self.ctx.workspace):
                 # Done, LimitsExceeded, or what the loop is told next
-                said = Search(self.search_run(), self.config.search_schedule).run()
+                said = Trials(self.search_run(), self.config.schedule).run()
                 self.messages[-1]["content"] += f"\n\n{said}" if said else ""
             while True:
                 self.step()

@@ -7,7 +7,7 @@ from pyharness.actions.base import Action, Context, Observation
 from pyharness.errors import ActionError, Done
 from pyharness.harness.pipeline import HarnessConfig
 from pyharness.loop.jobs import Job
-from pyharness.search.budget import Budget
+from pyharness.trials.budget import Budget
 
 
 class Acting(Protocol):

@@ -102,7 +102,7 @@ class Job:
 
     def example_path(self, ws: Workspace) -> str | None:
         """A real source file for the prompt's examples: the suspect's (fix), else the repo's first source file."""
-        from pyharness.search.suspects import suspects
+        from pyharness.trials.suspects import suspects
 
         found = (suspects(ws, self.first_run.first_traceback, self.trace, self.failing_before[0])
                  if self.first_run and self.trace and self.failing_before else [])

@@ -24,9 +24,9 @@ class AgentConfig:
     protocol: str = "text"
     """How a reply calls an action: 'text' (an `Action:` line and a fenced body) or 'json' (one JSON object held to
     a schema by the backend: pyharness/harness/structured.py)."""
-    search_schedule: str | None = None
-    """The search layer's candidates in order, as kind@temperature (kinds: plain, plan, repair, line, cloze, ...);
-    None: the mode's default (`search.Search.default_schedule`)."""
+    schedule: str | None = None
+    """The trials' candidates in order, as kind@temperature (kinds: plain, plan, repair, line, cloze, ...); None: the
+    mode's default (`pyharness.trials.schedule.default_schedule`)."""
 
 
 @dataclass
@@ -46,11 +46,11 @@ class RunResult:
     transcript: str = ""
     interventions: dict[str, int] = field(default_factory=dict)
     attempts: int = 0
-    """Versions of the code the harness checked: changes applied by the loop, or candidates run by search."""
+    """Versions of the code the harness checked: changes applied by the loop, or candidates run by the trials."""
     first_pass: int = 0
     """Which attempt was accepted (1: the first try; 0: none was)."""
-    search: dict = field(default_factory=dict)
-    """What search did: candidates generated and run, which one passed, seconds and tokens spent."""
+    trials: dict = field(default_factory=dict)
+    """What the trials did: candidates generated and run, which one passed, seconds and tokens spent."""
     invalid: str | None = None
     """Why the run does not count (fix mode: test files or test config changed during it), or None."""
     changed: list[str] = field(default_factory=list)

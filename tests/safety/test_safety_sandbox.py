@@ -16,7 +16,7 @@ from pyharness.harness.pipeline import HarnessConfig
 from pyharness.models.scripted import ScriptedModel
 from pyharness.workspace.procs import clean_env, run_once
 from pyharness.loop.session import run_job
-from pyharness.search.taskchecks import CallCheck, run_checks
+from pyharness.trials.taskchecks import CallCheck, run_checks
 from pyharness.workspace.testrun import parse_pytest_output, run_pytest
 
 DONE = 'Action: done {"summary": "done"}'

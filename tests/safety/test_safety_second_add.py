@@ -2,7 +2,7 @@
 
 import pytest
 
-from pyharness.search.candidates import AddTarget
+from pyharness.trials.candidates import AddTarget
 from pyharness.workspace.tree import Workspace
 
 

@@ -20,7 +20,7 @@ from pyharness.localise.linetrace import trace_test
 from pyharness.models.scripted import ScriptedModel
 from pyharness.workspace.procs import clean_env
 from pyharness.loop.session import run_job
-from pyharness.search.taskchecks import CallCheck, run_checks
+from pyharness.trials.taskchecks import CallCheck, run_checks
 from pyharness.workspace.testrun import run_pytest
 from pyharness.loop.transcript import read_transcript
 

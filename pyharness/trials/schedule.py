@@ -25,7 +25,7 @@ default): a schedule change is measured against the current one in one interleav
 left (the step budget must allow 16 too)."""
 CLOZE_SCHEDULE = ("cloze@0.8,cloze@0.8,plain@0,cloze@0.8,line@0,cloze@0.8,cloze@0.8,plain@0.8,cloze@0.8,repair@0.5,"
                   "cloze@0.8,cloze@0.8,cloze@0.8,cloze@0.8")
-"""fix mode's schedule with the harness layer `cloze` (`pyharness.search.cloze`: a suspect statement masked and filled,
+"""fix mode's schedule with the harness layer `cloze` (`pyharness.trials.cloze`: a suspect statement masked and filled,
 SAMPLES fills a round, one step): a round costs a fraction of a whole-function candidate on real code and cannot copy
 the bug, so the two best-ranked statements go first; the whole-function framings stay for bugs of more than a line.
 The last four rounds are reached with the layer `deepcloze` (its rounds spend no step), or with a step budget over 8.

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pyharness.workspace.noise import truncate
-from pyharness.search.taskchecks import run_checks
+from pyharness.trials.taskchecks import run_checks
 from pyharness.workspace.testrun import EXCEPTION_LINE as EXCEPTION
 from pyharness.workspace.testrun import TestRun, run_pytest
 from pyharness.workspace.treecopy import copy_tree

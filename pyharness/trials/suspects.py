@@ -8,12 +8,12 @@ import re
 import textwrap
 from dataclasses import dataclass, field
 
-from pyharness.search.candidates import Attempt, Framing, Target, extract_code
+from pyharness.trials.candidates import Attempt, Framing, Target, extract_code
 from pyharness.localise.filerank import focus, test_source
 from pyharness.workspace.noise import truncate
 from pyharness.harness.prose import prose_edit
 from pyharness.localise.linetrace import RunTrace
-from pyharness.search.taskchecks import CallCheck
+from pyharness.trials.taskchecks import CallCheck
 from pyharness.workspace.testrun import head_tail
 from pyharness.workspace.tree import Workspace
 

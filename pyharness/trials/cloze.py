@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 
 from pyharness.actions.base import Observation
-from pyharness.search.candidates import extract_code
+from pyharness.trials.candidates import extract_code
 from pyharness.errors import ActionError, InfillUnsupported
 from pyharness.localise.linerank import suspect_lines
 from pyharness.localise.linetrace import RunTrace
@@ -242,7 +242,7 @@ class ClozeRounds:
             "checked": len(tried), "passed": best.origin if best is not None and best.verdict.green else "",
             "seconds_generating": round(generated, 2),
             "seconds_per_check": round(checked / len(tried), 2) if tried else 0.0})
-        budget.count("search.cloze", f"{self.rounds[-1]['hole']}: {len(fills)} fills, {len(tried)} checked")
+        budget.count("trials.cloze", f"{self.rounds[-1]['hole']}: {len(fills)} fills, {len(tried)} checked")
         summary = "\n".join(f"{c.origin}: " + ("all checks pass" if c.verdict.green else c.verdict.failure)
                             for c in tried) or "no usable fill (each wrote the masked text back or did not parse)"
         search._record_turn(f"<cloze: {self.rounds[-1]['hole']} masked>", _said(fills), {

@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 from pyharness.workspace.procs import clean_env, run_once
-from pyharness.search.taskchecks import CallCheck
+from pyharness.trials.taskchecks import CallCheck
 
 MAX_PROBES = 30
 DRIVER_CALL = re.compile(r"print\(repr\((.+)\)\)\s*$")

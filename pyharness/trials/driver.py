@@ -11,22 +11,22 @@ fewer errors. A candidate is only ever kept when it beats the code before it.
 import time
 
 from pyharness.actions.base import Observation
-from pyharness.search.budget import SearchRun
-from pyharness.search.judge import Candidate, Judge
-from pyharness.search.schedule import default_schedule
-from pyharness.search.agree import choose, probe_calls, seed_calls
-from pyharness.search.candidates import AddTarget, Attempt, Framing, StdoutTarget, extract_code, parse_schedule, VOTES
-from pyharness.search.cloze import ClozeRounds
-from pyharness.search.suspects import FixTarget
+from pyharness.trials.budget import SearchRun
+from pyharness.trials.judge import Candidate, Judge
+from pyharness.trials.schedule import default_schedule
+from pyharness.trials.agree import choose, probe_calls, seed_calls
+from pyharness.trials.candidates import AddTarget, Attempt, Framing, StdoutTarget, extract_code, parse_schedule, VOTES
+from pyharness.trials.cloze import ClozeRounds
+from pyharness.trials.suspects import FixTarget
 from pyharness.errors import ActionError, Done, LimitsExceeded
 from pyharness.harness.parse import first_fence
 from pyharness.models.base import ChatOptions, Reply
-from pyharness.search.verdicts import Verdict, one_line
+from pyharness.trials.verdicts import Verdict, one_line
 
 STOP = ["<|im_end|>", "<|endoftext|>"]
 
 
-class Search:
+class Trials:
     """Runs the schedule for one job until a candidate passes or a budget ends it."""
 
     def __init__(self, run: SearchRun, schedule: str | None = None):
@@ -56,7 +56,7 @@ class Search:
         shown, stop = None, ""
         try:
             if isinstance(target, AddTarget) and not target.test and not self._model_test(target):
-                self.budget.count("search.declined", "no usable test for the new code: the loop goes on")
+                self.budget.count("trials.declined", "no usable test for the new code: the loop goes on")
                 return ""
             before = self.judge.before = self.judge.before_of(target)
             history: list[tuple[Candidate, str]] = []
@@ -92,7 +92,7 @@ class Search:
             stop = stop or self._out_of_budget()  # the last framing may have spent the budget: no loop turn is left
         finally:
             self.record["seconds"] = round(time.monotonic() - started, 2)
-            self.budget.result.search = self.record
+            self.budget.result.trials = self.record
         return self._finish(shown, before, stop)
 
     def _probes(self, target) -> list[str]:
@@ -116,11 +116,11 @@ class Search:
         index, support = choose([c.code for c in greens], self._probes(target), self.behaviours, self.ctx.python)
         self.record["vote"] = {"passing": len(greens), "probes": len(self._probes(target)), "support": support,
                                "chosen": greens[index].origin}
-        self.budget.count("search.vote", f"{greens[index].origin}: {support} of {len(greens)} passing agree")
+        self.budget.count("trials.vote", f"{greens[index].origin}: {support} of {len(greens)} passing agree")
         return greens[index]
 
     def _cloze(self, framing: Framing) -> Candidate | None:
-        """One round of the cloze framing (`pyharness.search.cloze`); None when no suspect statement is left to mask."""
+        """One round of the cloze framing (`pyharness.trials.cloze`); None when no suspect statement is left to mask."""
         if self.cloze is None:
             self.cloze = ClozeRounds(self)
         best, said = self.cloze.next(framing.temperature)
@@ -180,7 +180,7 @@ class Search:
         message = target.message(framing, attempt, [line for tried, line in history if tried is not shown])
         reply = self._ask(message, framing.temperature, f"candidate {origin}")
         self.record["candidates"] += 1
-        self.budget.count("search.candidate", f"{origin} ({framing.kind}, temperature {framing.temperature:g})")
+        self.budget.count("trials.candidate", f"{origin} ({framing.kind}, temperature {framing.temperature:g})")
         codes = target.extract_all(reply.text, framing, self.ws)
         tried = []
         for n, code in enumerate(codes or [None]):
@@ -197,9 +197,9 @@ class Search:
                           Observation(text, ok=candidate.verdict.green))
         return candidate
 
-    def _record_turn(self, message: str, reply: Reply, search: dict, action: dict, observation: Observation) -> None:
+    def _record_turn(self, message: str, reply: Reply, trial: dict, action: dict, observation: Observation) -> None:
         """One transcript record per model call, in the fields of the loop's turns (so `ph show` reads both)."""
-        self.loop.record_turn(self.budget.result.steps, [{"role": "user", "content": message}], reply, search=search,
+        self.loop.record_turn(self.budget.result.steps, [{"role": "user", "content": message}], reply, trial=trial,
                               action=action, interventions=[vars(i) for i in self.budget.take_notes()],
                               observation=observation.text, ok=observation.ok)
 
@@ -227,17 +227,17 @@ class Search:
                     try:                                                                    # was is not a change
                         self.ws.write_text(rel, text)
                     except ActionError as err:  # a write limit: the run stops, saying so, with the tree as it was
-                        raise LimitsExceeded(f"{stop or 'search'}; search: {best.origin} could not be written: "
+                        raise LimitsExceeded(f"{stop or 'trials'}; trials: {best.origin} could not be written: "
                                              f"{err}") from None
         if kept and best.verdict.accepted:
             self._accept(best)
         said = (f"no candidate passed, kept the best ({best.origin}; {self._summary()})" if kept else
                 f"no candidate beat the code as it was ({self._summary()})")
         if stop:
-            raise LimitsExceeded(f"{stop}; search: {said}")
+            raise LimitsExceeded(f"{stop}; trials: {said}")
         now = best if kept else before
         self.record["handoff"] = now.origin
-        self.budget.count("search.handoff", f"the schedule ran out ({said}): the loop goes on")
+        self.budget.count("trials.handoff", f"the schedule ran out ({said}): the loop goes on")
         where = (f"The best of them ({now.origin}) is now in {', '.join(sorted(now.files))}." if kept else
                  "None beat the code as it was, which is unchanged.")
         return (f"(The harness tried {self.record['run']} candidate(s) in scratch copies; none passed all checks. "
@@ -251,11 +251,11 @@ class Search:
         try:
             verdict = self.job.accept(Observation("", final=True), self.ws, self.ctx)
         except ActionError as err:
-            raise LimitsExceeded(f"search: {best.origin} passed its check but not the job's: {err}") from None
-        self.budget.count("search.pass", best.origin)
+            raise LimitsExceeded(f"trials: {best.origin} passed its check but not the job's: {err}") from None
+        self.budget.count("trials.pass", best.origin)
         doubt = "" if best.verdict.green else f"; still failing, an example read from the task text: " \
             f"{best.verdict.failure.splitlines()[0]}"
-        raise Done(f"{verdict} (search: {best.origin}, candidate {self.record['candidates']}{doubt})")
+        raise Done(f"{verdict} (trials: {best.origin}, candidate {self.record['candidates']}{doubt})")
 
     def _summary(self) -> str:
         r = self.record

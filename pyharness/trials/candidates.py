@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pyharness.harness.codemerge import definitions
 from pyharness.harness.parse import first_fence
-from pyharness.search.taskchecks import CallCheck, function_names, read_checks
+from pyharness.trials.taskchecks import CallCheck, function_names, read_checks
 from pyharness.workspace.tree import Workspace
 
 PROGRAM_ASK = ("Write the whole Python program: it reads standard input and prints only the output asked for. "
@@ -37,10 +37,10 @@ VOTES = ("vote", "confirm")
 one-line changes in one reply, each checked as its own candidate; `spec` (fix mode): write the suspect function
 anew from its signature and docstring, its buggy body not shown; elsewhere each is a plain request. `vote` is a
 plain request asked only after a candidate passed (function tasks): the passing ones are then chosen among by
-agreement on probe inputs (`pyharness.search.agree`); before a pass, and where there is nothing to probe, it is skipped.
+agreement on probe inputs (`pyharness.trials.agree`); before a pass, and where there is nothing to probe, it is skipped.
 `confirm` is a vote that also ends the search once two or more passing candidates all behave alike on the probes
 (the first pass confirmed), so a doubt costs more samples only where the samples disagree. `cloze` (fix mode): the
-next suspect statement masked and filled by the model (`pyharness.search.cloze`); elsewhere a plain request."""
+next suspect statement masked and filled by the model (`pyharness.trials.cloze`); elsewhere a plain request."""
 
 
 def parse_schedule(spec: str) -> list[Framing]:
@@ -49,11 +49,11 @@ def parse_schedule(spec: str) -> list[Framing]:
     for part in spec.split(","):
         kind, _, temp = part.strip().partition("@")
         if kind not in KINDS:
-            raise ValueError(f"unknown framing {kind!r} in the search schedule ({', '.join(KINDS)})")
+            raise ValueError(f"unknown framing {kind!r} in the schedule ({', '.join(KINDS)})")
         try:
             out.append(Framing(kind, float(temp or 0)))
         except ValueError:
-            raise ValueError(f"temperature {temp!r} of {kind} in the search schedule is not a number") from None
+            raise ValueError(f"temperature {temp!r} of {kind} in the schedule is not a number") from None
     return out
 
 

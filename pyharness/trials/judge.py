@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from pyharness.actions.base import Observation
 from pyharness.harness.imports import undefined_names, with_stdlib_imports
 from pyharness.harness.lint import empty_functions
-from pyharness.search.budget import SearchRun
-from pyharness.search.candidates import AddTarget
-from pyharness.search.suspects import FixTarget
-from pyharness.search.verdicts import Verdict, check_in_scratch, one_line
+from pyharness.trials.budget import SearchRun
+from pyharness.trials.candidates import AddTarget
+from pyharness.trials.suspects import FixTarget
+from pyharness.trials.verdicts import Verdict, check_in_scratch, one_line
 
 
 @dataclass
@@ -58,7 +58,7 @@ class Judge:
             key = hashlib.sha256(code.strip().encode()).hexdigest()
             if key in self.seen:
                 self.record["duplicates"] += 1
-                self.budget.count("search.duplicate", f"same code as {self.seen[key].origin}")
+                self.budget.count("trials.duplicate", f"same code as {self.seen[key].origin}")
                 candidate.verdict, candidate.files = self.seen[key].verdict, self.seen[key].files
                 candidate.number, candidate.code = self.seen[key].number, self.seen[key].code
                 candidate.imports = self.seen[key].imports
@@ -67,7 +67,7 @@ class Judge:
                     (code, files, {}) if files is not None else self.apply(target, code))
                 if candidate.imports:
                     self.record["imports_added"][origin] = candidate.imports
-                    self.budget.count("search.imports", "; ".join(line for lines in candidate.imports.values()
+                    self.budget.count("trials.imports", "; ".join(line for lines in candidate.imports.values()
                                                              for line in lines))
                 self.ws.emit("phase", name=f"checking candidate {origin}")
                 candidate.verdict = self.verdict(target, code, candidate.files)

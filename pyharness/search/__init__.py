@@ -1,8 +1,0 @@
-"""search: sampled candidates checked in scratch copies, and the tests choose (the harness layer `search`). The
-schedule and its budget, what a candidate asks for (`candidates`: whole file, whole function, line framings;
-`suspects`: fix mode's suspect functions; `cloze`: a masked line filled in), the verdict of a check in a scratch copy,
-agreement among passing candidates, and checks read from a task's own text.
-
-May import localise, actions, harness, workspace and models; never loop (the loop hands it a narrow `Budget`), evals,
-export or cli.
-"""
