@@ -35,25 +35,27 @@ from pyharness.cli.options import (
 )
 
 
-def _chosen_model(settings):
-    """The model the settings name (or the automatic choice), saying on stderr which and why unless it was typed."""
+def _chosen_model(settings, quiet: bool = False):
+    """The model the settings name (or the automatic choice), saying on stderr which and why unless it was typed (or
+    -q asked for the summary line only)."""
     from pyharness.cli.config import choose_model
     from pyharness.cli.console import inert
 
     model, line = choose_model(settings.values["model"])
-    if line:
+    if line and not quiet:
         typer.echo(inert(line), err=True)
     return model
 
 
-def _chosen_python(root: Path | None, settings):
-    """The interpreter that runs the repo's code, said on stderr (with its versions and why) unless it was typed."""
+def _chosen_python(root: Path | None, settings, quiet: bool = False):
+    """The interpreter that runs the repo's code, said on stderr (with its versions and why) unless it was typed (or
+    -q asked for the summary line only)."""
     from pyharness.cli.config import choose_python
     from pyharness.cli.console import inert
 
     setting = settings.values["python"]
     chosen = choose_python(root, setting)
-    if setting.source != "flag":
+    if setting.source != "flag" and not quiet:
         typer.echo(inert(chosen.describe()), err=True)
     return chosen
 
@@ -94,11 +96,12 @@ def _job(
     python: str | None = None,
 ) -> None:
     from pyharness.cli.console import RunView, inert
-    from pyharness.errors import Interrupted, ModelError, UserError
+    from pyharness.errors import ModelError, UserError
     from pyharness.harness.pipeline import HarnessConfig
     from pyharness.workspace.interrupts import CtrlC
     from pyharness.models.resolve import resolve_model
     from pyharness.loop.session import run_job
+    from pyharness.runstate import Interrupted
 
     as_json = mode if json_out else None
     if mode != "fix" and not task.strip():
@@ -116,8 +119,8 @@ def _job(
                 settings[k] for k in ("max_steps", "max_seconds", "stream", "test_timeout"))
             run_config = agent_config(max_steps, max_seconds, schedule, as_json, protocol)
             config = HarnessConfig.parse_spec(harness, layers)
-            interpreter = _chosen_python(root, settings) if mode != "ask" else None  # ask runs no code
-            chosen = _chosen_model(settings)
+            interpreter = _chosen_python(root, settings, quiet) if mode != "ask" else None  # ask runs no code
+            chosen = _chosen_model(settings, quiet)
             second = resolve_model(escalate) if escalate else None
             for backend in (chosen, second):
                 if hasattr(backend, "check"):
