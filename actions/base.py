@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel
 
 from pyharness.workspace.interpreter import Interpreter
+from pyharness.workspace.testrun import TestRun
 from pyharness.workspace.tree import Workspace
 
 
@@ -48,7 +49,7 @@ class Context:
     """What "the suite" is for this job: the test files or node ids `ph fix TESTS...` named (a mutant job's judging
     files), or all tests when empty. A run of the suite (run_tests without a target, acceptance, a search
     candidate's check) runs these."""
-    last_test: object | None = None
+    last_test: TestRun | None = None
     """The latest `TestRun`, for the harness's acceptance checks."""
 
     def python_line(self) -> str:

@@ -44,7 +44,7 @@ def measure(split: str, per_project: int, repeat: int) -> dict[str, dict[bool, l
                 for on in (True, False):
                     ctx.fail_first = on
                     started = time.perf_counter()
-                    verdict = check_in_scratch(ws, fix, ctx, None, files)
+                    verdict = check_in_scratch(ws, fix, ctx, [], files)
                     seconds[job.project][on].append(time.perf_counter() - started)
                     assert not verdict.green and (verdict.passed == UNMEASURED) == on, (job.id, verdict)
             fix.cleanup()

@@ -9,7 +9,7 @@ stdout slice20. Seconds, paths and host names are left out of the record: they d
 
     python benchmarks/replay_check.py record before.json      # on the commit before the change
     python benchmarks/replay_check.py record after.json       # after it
-    python benchmarks/replay_check.py compare before.json after.json
+    python benchmarks/replay_check.py compare before.json [before-again.json] after.json
 
 Prints figures and the differences; `compare` exits 1 when any run differs.
 """
@@ -171,25 +171,30 @@ def renamed(value):
     return value
 
 
-def compare(before_file: Path, after_file: Path) -> int:
+def compare(befores: list[Path], after_file: Path) -> int:
     """Print the runs that differ, field by field; 0 when every run is the same (names renamed since are read in
-    their new form)."""
-    before, after = (renamed(json.loads(p.read_text(encoding="utf-8"))) for p in (before_file, after_file))
-    print(f"before ({before_file}):\n{figures(before)}\nafter ({after_file}):\n{figures(after)}")
-    differ = 0
+    their new form). With two or more records from before, a field they already disagree on for a run (a program's
+    own output that varies from run to run) is listed as noise, not as a difference."""
+    before, *again = (renamed(json.loads(p.read_text(encoding="utf-8"))) for p in befores)
+    after = renamed(json.loads(after_file.read_text(encoding="utf-8")))
+    print(f"before ({befores[0]}):\n{figures(before)}\nafter ({after_file}):\n{figures(after)}")
+    differ, noise = 0, 0
     for key in sorted(set(before) | set(after)):
         a, b = before.get(key), after.get(key)
-        if a == b:
-            continue
-        differ += 1
         if a is None or b is None:
+            differ += 1
             print(f"{key}: only {'after' if a is None else 'before'}")
             continue
-        for field in sorted(set(a) | set(b)):
-            if a.get(field) != b.get(field):
-                print(f"{key}: {field}: {json.dumps(a.get(field))[:300]} -> {json.dumps(b.get(field))[:300]}")
-    same = len(set(before) & set(after)) - sum(1 for k in set(before) & set(after) if before[k] != after[k])
-    print(f"{same} of {len(set(before) | set(after))} runs the same, {differ} differ")
+        fields = [f for f in sorted(set(a) | set(b)) if a.get(f) != b.get(f)]
+        noisy = [f for f in fields if any(other.get(key, {}).get(f) != a.get(f) for other in again)]
+        noise += bool(noisy)
+        for field in noisy:
+            print(f"{key}: {field} varies between the records from before (noise)")
+        for field in (f for f in fields if f not in noisy):
+            print(f"{key}: {field}: {json.dumps(a.get(field))[:300]} -> {json.dumps(b.get(field))[:300]}")
+        differ += bool(set(fields) - set(noisy))
+    total = len(set(before) | set(after))
+    print(f"{total - differ} of {total} runs the same ({noise} with a field that varied before too), {differ} differ")
     return 1 if differ else 0
 
 
@@ -199,14 +204,15 @@ def main() -> int:
     rec = sub.add_parser("record", help="replay every set and write the runs' records")
     rec.add_argument("out", type=Path)
     rec.add_argument("--only", default="", help="comma-separated set names (default: all)")
-    cmp = sub.add_parser("compare", help="compare two records")
-    cmp.add_argument("before", type=Path)
-    cmp.add_argument("after", type=Path)
+    cmp = sub.add_parser("compare", help="compare records from before (one or more) with one from after")
+    cmp.add_argument("records", type=Path, nargs="+", help="BEFORE [BEFORE ...] AFTER")
     args = parser.parse_args()
     if args.command == "record":
         record(args.out, [n for n in args.only.split(",") if n])
         return 0
-    return compare(args.before, args.after)
+    if len(args.records) < 2:
+        parser.error("compare needs a record from before and one from after")
+    return compare(args.records[:-1], args.records[-1])
 
 
 if __name__ == "__main__":

@@ -50,13 +50,5 @@ class InfillUnsupported(ModelError):
     """The backend or model has no native fill-in-the-middle (`Model.infill`); the caller uses a chat framing."""
 
 
-class Interrupted(KeyboardInterrupt):
-    """Ctrl-C ended a run; carries the run's result so the command line can say what was changed."""
-
-    def __init__(self, result: object):
-        super().__init__()
-        self.result = result
-
-
 class UserError(Exception):
     """Bad input from the user (a wrong path, a broken config); one line, nothing touched."""

@@ -14,7 +14,8 @@ from pyharness.evals.demo import check, make_repo
 from pyharness.evals.oneshot_jobs import apply_reply
 from pyharness.evals.runner import EvalPlan, Models, run_eval
 from pyharness.evals.suites import load_suite
-from pyharness.loop.agent import AgentConfig, RunResult
+from pyharness.loop.runs import AgentConfig
+from pyharness.runstate import RunResult
 from pyharness.workspace import sandbox
 from pyharness.workspace.testrun import run_pytest
 from pyharness.workspace.tree import Workspace

@@ -16,7 +16,7 @@ from pyharness.cli.evalview import EvalView, show_errors
 from pyharness.harness.call import ActionCall, Intervention
 from pyharness.models.base import Reply
 from pyharness.cli.recap import Recap, plus_minus, unified
-from pyharness.loop.runs import RunResult
+from pyharness.runstate import RunResult
 from pyharness.workspace import testrun
 from runkit import ANSI, LOOP_LAYERS, on_terminal
 

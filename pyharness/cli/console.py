@@ -19,7 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pyharness.workspace import sandbox
-from pyharness.loop.agent import RunResult
+from pyharness.runstate import RunResult
 from pyharness.cli.recap import Recap, shown_path, unified
 from pyharness.loop.refusals import summary
 

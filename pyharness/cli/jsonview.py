@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from pyharness.loop.runs import RunResult
+from pyharness.runstate import Outcome, RunResult
 
 
 def write(obj: dict) -> None:
@@ -40,7 +40,7 @@ def run_object(command: str, result: RunResult, exit_code: int) -> dict:
 
 def failure_object(command: str, reason: str, exit_code: int, result: RunResult | None = None) -> dict:
     """A command that ended before (or without) a run result: outcome 'error', or 'interrupted' for Ctrl-C."""
-    outcome = "interrupted" if exit_code == 130 else "error"
+    outcome = Outcome.INTERRUPTED if exit_code == 130 else Outcome.ERROR
     if command in ("ask", "fix", "add", "run"):
         base = result if result is not None else RunResult(outcome=outcome, reason=reason)
         return {**run_object(command, base, exit_code), "outcome": outcome, "reason": reason}

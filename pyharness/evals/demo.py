@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 
-from pyharness.loop.agent import AgentConfig, RunResult
+from pyharness.loop.runs import AgentConfig
+from pyharness.runstate import RunResult
 from pyharness.workspace.gitops import snapshot_repo
 from pyharness.workspace.interpreter import Interpreter
 from pyharness.harness.pipeline import HarnessConfig

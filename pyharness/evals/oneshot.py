@@ -4,7 +4,7 @@ import re
 import time
 from pathlib import Path
 
-from pyharness.loop.agent import RunResult
+from pyharness.runstate import Outcome, RunResult
 from pyharness.errors import ModelError
 from pyharness.evals.tasks import StdoutTask
 from pyharness.models.base import ChatOptions, Model, Reply
@@ -17,7 +17,7 @@ FENCE = re.compile(r"```([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 def oneshot_message(task: StdoutTask) -> str:
     """The one user message of a oneshot run: the task and a request for the whole code in one fence (the same
     message the search layer's first, greedy candidate is asked with)."""
-    from pyharness.trials.candidates import plain_request
+    from pyharness.trials.prompts import plain_request
     from pyharness.evals.tasks import task_message
 
     return plain_request(task_message(task))
@@ -41,15 +41,16 @@ def ask_once(model: Model, transcript: Transcript, message: str, options: ChatOp
     try:
         return model.chat([{"role": "user", "content": message}], options)
     except ModelError as err:
-        transcript.write("end", **vars(RunResult(outcome="error", reason=str(err), transcript=str(transcript.path),
-                                                  seconds=round(time.monotonic() - started, 2))))
+        ended = RunResult(outcome=Outcome.ERROR, reason=str(err), transcript=str(transcript.path),
+                          seconds=round(time.monotonic() - started, 2))
+        transcript.write("end", **vars(ended))
         raise
 
 
 def finish_once(transcript: Transcript, reply: Reply, started: float, applied: bool, wrote: object, reason: str,
                 **result_fields) -> RunResult:
     """The run's result from its one reply; the turn and end records written."""
-    result = RunResult(outcome="done", reason=reason, steps=1, prompt_tokens=reply.prompt_tokens,
+    result = RunResult(outcome=Outcome.DONE, reason=reason, steps=1, prompt_tokens=reply.prompt_tokens,
                        cached_tokens=reply.cached_tokens, completion_tokens=reply.completion_tokens,
                        seconds=round(time.monotonic() - started, 2), transcript=str(transcript.path), attempts=1,
                        first_pass=1 if applied else 0, **result_fields)

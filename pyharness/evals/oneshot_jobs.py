@@ -11,7 +11,7 @@ import re
 import time
 from pathlib import Path
 
-from pyharness.loop.agent import RunResult
+from pyharness.runstate import RunResult
 from pyharness.harness.codemerge import merge_functions
 from pyharness.errors import ActionError
 from pyharness.models.base import ChatOptions, Model

@@ -19,7 +19,8 @@ from typing import Protocol
 
 from pyharness.workspace import sandbox
 from pyharness.workspace.interpreter import Interpreter
-from pyharness.loop.agent import AgentConfig, RunResult
+from pyharness.loop.runs import AgentConfig
+from pyharness.runstate import Outcome, RunResult
 from pyharness.errors import ModelError
 from pyharness.evals.configs import EvalConfig
 from pyharness.evals.records import ResultsFile, RunOutput
@@ -220,7 +221,7 @@ def run_record(plan: EvalPlan, run: RunSpec, result: RunResult, score: tuple[boo
 def given_up(plan: EvalPlan, run: RunSpec, reason: str) -> RunOutput:
     """The record of a run that never finished anywhere (its workers or servers kept dying): a model error, so
     that `--retry-errors` runs it again."""
-    return RunOutput(run_record(plan, run, RunResult("error", reason), (False, False, reason), 0.0))
+    return RunOutput(run_record(plan, run, RunResult(Outcome.ERROR, reason), (False, False, reason), 0.0))
 
 
 def served_by(model: Model) -> str:
@@ -282,4 +283,4 @@ def _errored(repo: Path, reason: str) -> RunResult:
     runs = latest_runs(repo, 1)
     ends = [r for r in read_transcript(runs[0]) if r["event"] == "end"] if runs else []
     known = {k: v for k, v in (ends[-1] if ends else {}).items() if k in RunResult.__dataclass_fields__}
-    return RunResult(**{**known, "outcome": "error", "reason": reason})
+    return RunResult(**{**known, "outcome": Outcome.ERROR, "reason": reason})

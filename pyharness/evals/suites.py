@@ -112,7 +112,7 @@ def check_task(task: Task) -> TaskCheck:
 
 
 def _check_job(task: JobTask) -> TaskCheck:
-    from pyharness.loop.agent import RunResult
+    from pyharness.runstate import Outcome, RunResult
     from pyharness.evals.demo import check, make_repo
 
     job = task.job
@@ -120,14 +120,14 @@ def _check_job(task: JobTask) -> TaskCheck:
         if job["mode"] == "ask":
             spec = job.get("check", {})
             answer = " ".join(spec.get("answer_contains_all", []) + spec.get("answer_contains_any", [])[:1])
-            good = check(job, Path(tmp), RunResult("done", "reference", answer=answer), root=task.root)
-            bad = check(job, Path(tmp), RunResult("done", "empty", answer="I do not know."), root=task.root)
+            good = check(job, Path(tmp), RunResult(Outcome.DONE, "reference", answer=answer), root=task.root)
+            bad = check(job, Path(tmp), RunResult(Outcome.DONE, "empty", answer="I do not know."), root=task.root)
         else:
             if job["mode"] != "fix" and not job.get("reference"):
                 return TaskCheck(task.id, False, "no reference patches to check")
             solved = {**job, "seed": job.get("seed", []) + job.get("reference", [])} if job.get("reference") \
                 else {**job, "seed": []}
-            done = RunResult("done", "reference")
+            done = RunResult(Outcome.DONE, "reference")
             good = check(job, make_repo(Path(tmp) / "ref", solved, root=task.root, source=task.source), done,
                          root=task.root, source=task.source)
             bad = check(job, make_repo(Path(tmp) / "empty", job, root=task.root, source=task.source), done,

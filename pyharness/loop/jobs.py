@@ -1,25 +1,20 @@
 """What each mode (ask/fix/add/run/stdout) lets the model do, and when the harness accepts it as done."""
 
-import ast
 import hashlib
-import re
 import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from pyharness.actions.base import Context, Observation
 from pyharness.loop.citations import check_answer
-from pyharness.errors import ActionError
-from pyharness.localise.filerank import focus, tests_query
-from pyharness.loop.prompts import repo_map
+from pyharness.errors import ActionError, Done, StopRun
+from pyharness.localise.filerank import tests_query
+from pyharness.localise.linetrace import RunTrace
+from pyharness.loop.prompts import add_task, ask_task, fix_task, related_source, repo_map, run_task
 from pyharness.workspace.testrun import TestRun, check_judge, judge_files, run_in_tree, run_pytest
 from pyharness.workspace.treecopy import copy_tree
 from pyharness.workspace.tree import SKIP_DIRS, Workspace
-
-if TYPE_CHECKING:
-    from pyharness.localise.linetrace import RunTrace
 
 MODE_ACTIONS = {
     "ask": ("read", "search", "list", "answer"),
@@ -29,8 +24,6 @@ MODE_ACTIONS = {
     "stdout": ("write", "run_tests", "done"),  # no read: the model has main.py in its history, and a read
     # example naming main.py made it open the task by reading a file that does not exist yet
 }
-FIX_ASK = "Which line is wrong? Write one Thought line that names it and says why, then the edit of that line."
-CALLED = re.compile(r"\b([A-Za-z_]\w*)\(")
 
 
 @dataclass
@@ -46,7 +39,7 @@ class Job:
     original: Path | None = None
     """add: a copy of the repo as it was, to prove the new test fails on the old code."""
     first_run: TestRun | None = None
-    trace: "RunTrace | None" = None
+    trace: RunTrace | None = None
     """fix: what the repo's code did in the first failing test (lines that ran, condition values)."""
 
     @property
@@ -59,16 +52,12 @@ class Job:
         self.test_hashes = _test_hashes(ws)
         files = repo_map(ws, self.task) if self.mode != "fix" else ""
         if self.mode == "ask":
-            return (
-                f"Question: {self.task}\n\nRepository files:\n{files}\n\nFind the answer in the code (search or "
-                "read), then use answer and cite the file as path:line."
-            )
+            return ask_task(self.task, files)
         if self.mode == "fix":
             ctx.suite = list(self.tests)
             self.first_run = run_in_tree(ws, self.tests, ctx)
             self.failing_before = list(self.first_run.failing)
-            extra = f"\nAlso: {self.task}" if self.task else ""
-            from pyharness.localise.linetrace import RunTrace, trace_test
+            from pyharness.localise.linetrace import trace_test
             from pyharness.localise.spectrum import spectrum
 
             ran = RunTrace()
@@ -85,20 +74,14 @@ class Job:
             traceback = self.first_run.first_traceback
             related = related_source(ws, traceback, ran=ran)
             files = repo_map(ws, f"{self.task}\n{tests_query(ws, self.failing_before)}", traceback)
-            return (
-                f"The tests fail. Fix the code so that they pass; do not change the tests.{extra}\n\n"
-                f"{self.first_run.observation()}\n\n{related}Repository files:\n{files}\n\n{FIX_ASK}"
-            )
+            return fix_task(self.task, self.first_run.observation(), related, files)
         if self.mode == "add":
             self.original = Path(tempfile.mkdtemp(prefix="ph-original-"))
             copy_tree(ws.root, self.original, skip=SKIP_DIRS)
-            return (
-                f"Feature to add: {self.task}\n\nSteps: write a test for it in a new file under tests/, implement "
-                f"it, run_tests, then done.\n\nRepository files:\n{files}"
-            )
+            return add_task(self.task, files)
         if self.mode == "stdout":
             return self.task
-        return f"Task: {self.task}\n\nWhen the change is made, run_tests, then done.\n\nRepository files:\n{files}"
+        return run_task(self.task, files)
 
     def example_path(self, ws: Workspace) -> str | None:
         """A real source file for the prompt's examples: the suspect's (fix), else the repo's first source file."""
@@ -109,12 +92,14 @@ class Job:
         files = [rel for rel in ws.files() if rel.endswith(".py") and not ws.is_test_path(rel)]
         return ([u.path for u in found] or files or [None])[0]
 
-    def nothing_to_do(self) -> str | None:
-        """fix mode with a green suite: the reason there is nothing to fix."""
+    def nothing_to_do(self) -> StopRun | None:
+        """fix mode with nothing failing: done when the suite is green (nothing to fix), stopped when the tests could
+        not run; None when there is work."""
         if self.mode == "fix" and self.first_run is not None and not self.failing_before:
             if self.first_run.green:
-                return f"nothing to fix: {self.first_run.summary()}"
-            return f"the tests could not run: {self.first_run.summary()}\n{self.first_run.output[-1500:]}"
+                return Done(f"nothing to fix: {self.first_run.summary()}")
+            return StopRun(f"the tests could not run: {self.first_run.summary()}\n"
+                           f"{self.first_run.output[-1500:]}")
         return None
 
     def accept(self, final: Observation, ws: Workspace, ctx: Context) -> str:
@@ -176,51 +161,6 @@ class Job:
         """Remove temporary copies."""
         if self.original is not None:
             shutil.rmtree(self.original, ignore_errors=True)
-
-
-def related_source(ws: Workspace, traceback: str, limit: int = 2, ran: "RunTrace | None" = None) -> str:
-    """The code the failing test calls: functions named in the traceback, from non-test files, numbered.
-
-    With `ran` (a trace of the failing test), the lines that ran are marked `>` (where the test went), and
-    under each branch condition that ran come the values it saw and what it came to.
-    """
-    names = list(dict.fromkeys(CALLED.findall(traceback)))
-    shown = []
-    for rel in focus(ws, traceback, extra=list(ran.lines) if ran else []):
-        source = (ws.root / rel).read_text(encoding="utf-8", errors="replace")
-        try:
-            tree = ast.parse(source)
-        except SyntaxError:
-            continue
-        lines = source.splitlines()
-        constants = {
-            t.id: node.lineno
-            for node in tree.body
-            if isinstance(node, ast.Assign)
-            for t in node.targets
-            if isinstance(t, ast.Name)
-        }
-        for node in tree.body:
-            if isinstance(node, ast.FunctionDef | ast.ClassDef) and node.name in names:
-                start, end = node.lineno, min(node.end_lineno or node.lineno, node.lineno + 30)
-                used = sorted(
-                    {constants[n.id] for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in constants}
-                )
-                numbered = [*used, *range(start, end + 1)]
-                marks = ran.lines.get(rel, set()) if ran else set()
-                notes = ran.notes.get(rel, {}) if ran else {}
-                body = "\n".join(
-                    f"{n:>3}{'>' if n in marks else '|'} {lines[n - 1]}"
-                    + (f"\n     (in the failing test: {notes[n]})" if n in notes and n in marks else "")
-                    for n in numbered
-                )
-                if marks & set(range(start, end + 1)):
-                    body += "\n(lines marked > ran in the failing test)"
-                rank = (isinstance(node, ast.ClassDef), names.index(node.name))
-                shown.append((rank, f"{node.name} is defined in {rel} (lines {start}-{end}):\n{body}\n\n"))
-    if any(not is_class for (is_class, _), _ in shown):  # a class named in a repr is data, not the suspect
-        shown = [item for item in shown if not item[0][0]]
-    return "".join(text for _, text in sorted(shown)[:limit])
 
 
 def _test_hashes(ws: Workspace) -> dict[str, str]:

@@ -2,7 +2,7 @@
 
 from pyharness.errors import ActionError, PolicyError
 from pyharness.harness.call import ActionCall
-from pyharness.loop.runs import RunResult
+from pyharness.runstate import RunResult
 from pyharness.workspace.tree import Workspace
 
 CHANGES = ("write", "edit")

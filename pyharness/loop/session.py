@@ -5,7 +5,9 @@ from pathlib import Path
 
 from pyharness.actions import CORE, registry
 from pyharness.actions.base import Action, Context
-from pyharness.loop.agent import Agent, AgentConfig, RunResult
+from pyharness.loop.agent import Agent
+from pyharness.loop.runs import AgentConfig
+from pyharness.runstate import RunResult
 from pyharness.errors import UserError
 from pyharness.harness.pipeline import HarnessConfig
 from pyharness.harness.rank import choose
@@ -52,29 +54,17 @@ def run_job(repo: Path, mode: str, task: str, model: Model, *, tests: list[str] 
              python=python.describe() if python is not None else "")
         for backend in (model, escalate):
             _load(backend, emit)
-        guard = None
         if mode == "fix":
             from pyharness.workspace.protect import TestGuard
 
-            guard = ws.guard = TestGuard.start(ws, python=python.path if python else None, tests=list(tests or []))
+            ws.guard = TestGuard.start(ws, python=python.path if python else None, tests=list(tests or []))
         ctx = Context(workspace=ws, test_timeout=test_timeout, keep_definitions=mode != "stdout", task=task,
                       python=python.path if python else None, interpreter=python)
         job = Job(mode=mode, task=task, tests=list(tests or []))
         harness = harness or HarnessConfig()
-        agent = Agent(model, job, ctx, offered(job, harness), config=config, harness=harness,
-                      emit=emit, default_write_path=default_write_path,
-                      escalate=escalate)
-        result = agent.run()
-        if guard is not None:
-            found_during = result.reason.removeprefix("run invalid: ") if result.outcome == "invalid" else None
-            result.invalid = guard.verify(ws) or found_during
-            if found_during:
-                agent.transcript.write("invalid", reason=found_during)
-            elif result.invalid:  # the run's end line said how it ended; this one says it does not count
-                result.outcome, result.reason = "invalid", f"run invalid: {result.invalid}"
-                agent.transcript.write("invalid", reason=result.invalid)
-                agent.emit("end", result=result)
-    return result
+        agent = Agent(model, job, ctx, offered(job, harness), config=config, harness=harness, emit=emit,
+                      default_write_path=default_write_path, escalate=escalate)
+        return agent.run()
 
 
 def _load(model: Model | None, emit: Callable[..., None]) -> None:

@@ -7,6 +7,10 @@ from typing import Protocol
 
 from pyharness.errors import InfillUnsupported
 
+END_OF_TURN = ["<|im_end|>", "<|endoftext|>"]
+"""Stop sequences of a plain request (code back, no action protocol): the chat template's end of a turn, and of the
+text, when a backend does not stop there itself."""
+
 
 @dataclass
 class Reply:
@@ -21,8 +25,6 @@ class Reply:
     finish_reason: str = "stop"
     """'stop' (end of turn or a stop sequence) or 'length' (cut off at max_tokens)."""
     seconds: float = 0.0
-    tool_calls: list[dict] = field(default_factory=list)
-    """Native tool calls as {"name": ..., "arguments": {...}}, when the backend returns them."""
     stopped_early: bool = False
     """Generation was ended by `ChatOptions.should_stop` (the reply held one complete action)."""
 

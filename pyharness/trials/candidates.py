@@ -1,9 +1,10 @@
-"""What search asks the model for, and how a reply becomes files: the whole main.py (stdout) or the new file and
-its test (add), requested in a plain code-only form instead of the action protocol (fix mode: suspects.py).
+"""What the trials ask the model for, and how a reply becomes files: the whole main.py (stdout) or the new file and
+its test (add), requested in a plain code-only form instead of the action protocol (fix mode: suspects.py; the words
+of every request: prompts.py).
 
-A 1.5B model asked "complete this function, reply in one python block" does far better than the same model
-inside an action protocol (27 vs 15 of 35 HumanEval problems, FIELD-NOTES.md), so where the harness knows
-what it wants it asks for exactly that and turns the code into the write or edit itself.
+A small model asked "complete this function, reply in one python block" does far better than the same model inside
+an action protocol (docs/results.md), so where the harness knows what it wants it asks for exactly that and turns the
+code into the write or edit itself.
 """
 
 import ast
@@ -13,14 +14,9 @@ from pathlib import Path
 
 from pyharness.harness.codemerge import definitions
 from pyharness.harness.parse import first_fence
+from pyharness.trials.prompts import Attempt, add_message, plain_request, stdout_message, test_request
 from pyharness.trials.taskchecks import CallCheck, function_names, read_checks
 from pyharness.workspace.tree import Workspace
-
-PROGRAM_ASK = ("Write the whole Python program: it reads standard input and prints only the output asked for. "
-               "Reply with the complete program in one ```python block.")
-FUNCTION_ASK = "Complete the following Python function. Reply with the whole function in one ```python block."
-PROTOCOL_PART = re.compile(r"\n*(?:Write the whole program to main\.py|The run_tests action)[\s\S]*$")
-
 
 @dataclass
 class Framing:
@@ -57,14 +53,6 @@ def parse_schedule(spec: str) -> list[Framing]:
     return out
 
 
-@dataclass
-class Attempt:
-    """The code of an earlier candidate and what its check said, for a repair prompt."""
-
-    code: str
-    failure: str
-
-
 def extract_code(reply: str) -> str | None:
     """The code of a code-only reply: its first fenced block, or the whole reply when that parses as Python."""
     fenced = first_fence(reply)
@@ -78,16 +66,6 @@ def extract_code(reply: str) -> str | None:
             return None
         return text + "\n"
     return None
-
-
-def plain_request(task: str) -> str:
-    """A stdout task asked as the model alone would be asked (protocol=oneshot sends exactly this): a function
-    task's code with "complete the following function", or the task and its example with "write the program";
-    the action protocol's own instructions are left out."""
-    fence = first_fence(task, closed_only=True) or ""
-    if "def " in fence:
-        return f"{FUNCTION_ASK}\n\n```python\n{fence.strip()}\n```"
-    return PROTOCOL_PART.sub("", task).rstrip() + "\n\n" + PROGRAM_ASK
 
 
 class Target:
@@ -116,16 +94,7 @@ class StdoutTarget(Target):
 
     def message(self, framing: Framing, best: Attempt | None, history: list[str]) -> str:
         """The one user message of a candidate's prompt (the task first, so the prefix is shared and cached)."""
-        head = self.head
-        if framing.kind == "plan":
-            return (f"{head}\n\nFirst write a short plan (at most 4 numbered lines) of how to get the exact output, "
-                    f"then the complete {self.noun} in one ```python block.")
-        if framing.kind == "repair" and best is not None:
-            earlier = "".join(f"\n{line}" for line in history[-3:])
-            return (f"{head}\n\nThis {self.noun} was tried:\n```python\n{best.code.rstrip()}\n```\n"
-                    f"It fails: {best.failure}{earlier}\n\nFind the mistake and reply with the corrected complete "
-                    f"{self.noun} in one ```python block.")
-        return head
+        return stdout_message(self.head, self.noun, framing.kind, best, history)
 
     def apply(self, code: str, ws: Workspace) -> dict[str, str]:
         """main.py's new content (a function task keeps only imports, definitions and assignments)."""
@@ -188,9 +157,7 @@ class AddTarget(Target):
 
     def test_request(self) -> str:
         """Asked once when the task states no example the harness can read: the model writes the test."""
-        return (f"{self.task}{self.context}\n\nWrite a pytest test file {self.test_path} for this feature: import "
-                f"with `from {self.module} import {', '.join(self.names)}` and turn each example of the task into "
-                "an assert in a test function. Reply with the whole file in one ```python block.")
+        return test_request(self.task, self.context, self.test_path, self.module, self.names)
 
     def adopt_test(self, code: str) -> str:
         """The model's test made usable, or '': a definition of the new function inside the test (a small model's
@@ -213,16 +180,7 @@ class AddTarget(Target):
 
     def message(self, framing: Framing, best: Attempt | None, history: list[str]) -> str:
         """The one user message of a candidate's prompt (the same head every time, so it stays cached)."""
-        head = f"{self.task}{self.context}\n\nWrite the whole file {self.path}."
-        if framing.kind == "plan":
-            return (f"{head} First write a short plan (at most 4 numbered lines), then the complete file in one "
-                    "```python block.")
-        if framing.kind == "repair" and best is not None:
-            earlier = "".join(f"\n{line}" for line in history[-3:])
-            return (f"{head}\n\nThis version was tried:\n```python\n{best.code.rstrip()}\n```\nIts test fails: "
-                    f"{best.failure}{earlier}\n\nFind the mistake and reply with the corrected complete file in one "
-                    "```python block.")
-        return f"{head} Reply with the complete file in one ```python block."
+        return add_message(self.task, self.context, self.path, framing.kind, best, history)
 
     def apply(self, code: str, ws: Workspace) -> dict[str, str]:
         """The new file, and the test beside it."""
@@ -237,7 +195,7 @@ def _resolved(check: CallCheck, names: list[str], homes: dict[str, str]) -> bool
     """True when the example is a call of the new function whose arguments hold only data: literals, or calls of a
     name with a known home (`date(2024, 1, 1)`, a class of a file the task shows) whose own arguments hold only data.
     Attribute access, subscripts and any other expression are refused: the example becomes a test that runs, and
-    task text is not trusted to run code (`os.system(...)`, `().__class__...`; SAFETY-CASES.md case 74)."""
+    task text is not trusted to run code (`os.system(...)`, `().__class__...`; docs/safety-cases.md case 74)."""
     call = ast.parse(check.call, mode="eval").body
     return isinstance(call, ast.Call) and all(_data(arg, set(names) | set(homes)) for arg in _arguments(call))
 

@@ -12,14 +12,18 @@ rest are tried most likely first (mean token log-probability, where the backend 
 import ast
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pyharness.actions.base import Observation
+from pyharness.trials.brief import Brief, TrialsRecord
 from pyharness.trials.candidates import extract_code
+from pyharness.trials.judge import Candidate
+from pyharness.trials.prompts import MISSING, cloze_chat
 from pyharness.errors import ActionError, InfillUnsupported
 from pyharness.localise.linerank import suspect_lines
 from pyharness.localise.linetrace import RunTrace
-from pyharness.models.base import ChatOptions, InfillOptions, Model, Reply
+from pyharness.models.base import END_OF_TURN, ChatOptions, InfillOptions, Model, Reply
 from pyharness.workspace.tree import Workspace
 
 CONTEXT_BEFORE, CONTEXT_AFTER = 60, 25
@@ -35,9 +39,6 @@ DEEP_HOLES = 12
 the mutated line in the top 10 for 58 of 83 jobs, in the top 5 for 41)."""
 MAX_SPAN = 6
 """A statement over this many lines is not masked (the infill would be a function's worth)."""
-MISSING = "<MISSING LINE>"
-CHAT_ASK = (f"One line of this Python file was replaced by {MISSING}. Reply with the missing line only, in one "
-            "```python block.")
 SPACES = re.compile(r"\s+")
 
 
@@ -71,8 +72,7 @@ class Hole:
 
     def chat_message(self) -> str:
         """The masked window as one chat message (for a backend without fill-in-the-middle)."""
-        window = self.prefix + MISSING + "\n" + self.suffix
-        return f"{CHAT_ASK}\n\n```python\n{window.rstrip()}\n```"
+        return cloze_chat(self.prefix + MISSING + "\n" + self.suffix)
 
     def filled(self, infill: str) -> str | None:
         """The file with the hole holding `infill` (cut to the fewest of its lines that make the file parse), or
@@ -151,7 +151,7 @@ def sample_hole(model: Model, hole: Hole, temperatures: list[float], seed: int, 
             except InfillUnsupported:
                 pass  # the server turned it down (and says so from now on): ask in chat
         reply = model.chat([{"role": "user", "content": hole.chat_message()}], ChatOptions(
-            stop=["<|im_end|>", "<|endoftext|>"], max_tokens=max_tokens, temperature=temperature, seed=seed + n))
+            stop=END_OF_TURN, max_tokens=max_tokens, temperature=temperature, seed=seed + n))
         code = extract_code(reply.text) or reply.text.strip()
         line = code.strip().split("\n")[0] if code.strip() else ""
         fills.append(Fill(n + 1, line, hole.filled(line), None, reply.prompt_tokens, reply.cached_tokens,
@@ -178,59 +178,63 @@ SAMPLES = 6
 line in 8 of 15 dev mutants, greedy alone in 6)."""
 
 
+Check = Callable[[str, str, dict[str, str]], Candidate]
+"""Checks one fill as a candidate: its origin, the filled file, and that file by its path."""
+
+
 class ClozeRounds:
-    """The `cloze` framing inside fix mode's search: each round masks the next suspect statement, samples SAMPLES
+    """The `cloze` framing inside fix mode's trials: each round masks the next suspect statement, samples SAMPLES
     fills, and checks the distinct usable ones most likely first until one passes. A round is one step. With the
     layer `deepcloze` rounds spend no step (the clock and DEEP_HOLES bound them: the harness, not the model, chooses
     what a round asks), and a hole none of whose fills is usable (each wrote the code already there back, or did not
-    parse: the model stands by the line) does not use up its schedule entry: the next hole is masked at once."""
+    parse: the model stands by the line) does not use up its schedule entry: the next hole is masked at once.
 
-    def __init__(self, search):
-        self.search = search
-        self.deep = search.loop.harness.on("deepcloze")
+    Given the run's brief (its state, model and job), `check` (a fill's file checked as a candidate) and the trials'
+    record, whose `cloze` rounds it keeps."""
+
+    def __init__(self, brief: Brief, check: Check, record: TrialsRecord):
+        self.brief, self.state, self.check, self.record = brief, brief.state, check, record
+        self.deep = brief.harness.on("deepcloze")
         self.holes: list[Hole] | None = None
-        self.rounds: list[dict] = search.record.setdefault("cloze", [])
+        self.rounds: list[dict] = []
         """Per round: the hole with its rank, samples, dropped, checked, which passed, seconds per checked fill."""
+        record.cloze = self.rounds
 
-    def next(self, temperature: float):
+    def next(self, temperature: float) -> tuple[Candidate | None, str]:
         """The best candidate the step checked (None when none was usable) and one line saying how it went;
         (None, '') when no hole is left and no step was spent."""
-        search = self.search
-        budget, job = search.budget, search.job
         if self.holes is None:
+            job = self.brief.job
             first = job.first_run
-            self.holes = holes(search.ws, getattr(job, "trace", None), first.first_traceback if first else "",
+            self.holes = holes(self.brief.ws, job.trace, first.first_traceback if first else "",
                                DEEP_HOLES if self.deep else MAX_HOLES)
         began, best, summary = False, None, ""
-        while self.holes and not (began and budget.out_of_time()):
+        while self.holes and not (began and self.state.out_of_time()):
             if not began and not self.deep:
-                budget.result.steps += 1
+                self.state.take_step()
             began = True
             best, summary, usable = self._round(self.holes.pop(0), temperature)
             if usable or not self.deep:
                 break
         return best, summary
 
-    def _round(self, hole: Hole, temperature: float):
+    def _round(self, hole: Hole, temperature: float) -> tuple[Candidate | None, str, int]:
         """Mask one hole, sample it, check its usable fills: (best checked candidate, summary, usable fills)."""
-        search = self.search
-        budget = search.budget
-        started = time.monotonic()
-        search.loop.emit("thinking", step=budget.result.steps, purpose=f"cloze {hole.path}:{hole.start}")
-        seed = (len(self.rounds) + 1 if self.deep else budget.result.steps) * 100  # deep rounds spend no step
-        fills = sample_hole(search.loop.model, hole, [0.0] + [temperature] * (SAMPLES - 1), seed=seed)
+        state, started = self.state, time.monotonic()
+        self.brief.emit("thinking", step=state.steps, purpose=f"cloze {hole.path}:{hole.start}")
+        seed = (len(self.rounds) + 1 if self.deep else state.steps) * 100  # deep rounds spend no step
+        fills = sample_hole(self.brief.model, hole, [0.0] + [temperature] * (SAMPLES - 1), seed=seed)
         for fill in fills:
-            budget.spend_tokens(fill)
-            search.record["tokens"] += fill.prompt_tokens - fill.cached_tokens + fill.completion_tokens
+            self.record.tokens += state.spend(fill)
         generated = time.monotonic() - started
-        search.record["candidates"] += len(fills)
+        self.record.candidates += len(fills)
         usable = try_order(fills)
-        tried = []
+        tried: list[Candidate] = []
         for fill in usable:
-            if budget.out_of_time():  # the round is one step: only the clock stops its checks
+            if state.out_of_time():  # the round is one step: only the clock stops its checks
                 break
-            origin = f"cloze line {hole.rank} sample {fill.sample}"
-            tried.append(search.judge.candidate(search.target, origin, fill.file, files={hole.path: fill.file}))
+            assert fill.file is not None  # try_order keeps only usable fills
+            tried.append(self.check(f"cloze line {hole.rank} sample {fill.sample}", fill.file, {hole.path: fill.file}))
             if tried[-1].verdict.green:
                 break
         checked = time.monotonic() - started - generated
@@ -242,10 +246,10 @@ class ClozeRounds:
             "checked": len(tried), "passed": best.origin if best is not None and best.verdict.green else "",
             "seconds_generating": round(generated, 2),
             "seconds_per_check": round(checked / len(tried), 2) if tried else 0.0})
-        budget.count("trials.cloze", f"{self.rounds[-1]['hole']}: {len(fills)} fills, {len(tried)} checked")
+        state.count("trials.cloze", f"{self.rounds[-1]['hole']}: {len(fills)} fills, {len(tried)} checked")
         summary = "\n".join(f"{c.origin}: " + ("all checks pass" if c.verdict.green else c.verdict.failure)
                             for c in tried) or "no usable fill (each wrote the masked text back or did not parse)"
-        search._record_turn(f"<cloze: {self.rounds[-1]['hole']} masked>", _said(fills), {
+        self.brief.record_turn(f"<cloze: {self.rounds[-1]['hole']} masked>", _said(fills), {
             "origin": f"cloze line {hole.rank}", "framing": "cloze", "temperature": temperature,
             "fills": [{"sample": f.sample, "text": f.text, "logprob": f.logprob, "used": f.file is not None}
                       for f in fills]},

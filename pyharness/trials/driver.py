@@ -1,101 +1,108 @@
-"""One search (the harness layer `search`): sampled candidates, checked in a scratch copy, and the tests choose.
+"""One job's trials (the harness layer `trials`): sampled candidates, checked in a scratch copy, and the tests choose.
 
-Every pass a 1.5B model made inside the loop was a first-try pass: shown its failed attempt, it sends the
-same code back. So after a failed first attempt the harness does not argue with the model; it asks again
-in a fresh context (the task, the best code so far, its ONE failure; older attempts one line each), with
-framings and temperatures spread by a schedule, runs each candidate's check in a scratch copy of the
-workspace (never the user's tree), and keeps the best: all pass > more checks passed > fewer failures >
-fewer errors. A candidate is only ever kept when it beats the code before it.
+Every pass a small model made inside the loop was a first-try pass: shown its failed attempt, it sends the same code
+back. So after a failed first attempt the harness does not argue with the model; it asks again in a fresh context
+(the task, the best code so far, its ONE failure; older attempts one line each), with framings and temperatures
+spread by a schedule, runs each candidate's check in a scratch copy of the workspace (never the user's tree), and
+keeps the best: all pass > more checks passed > fewer failures > fewer errors. A candidate is only ever kept when it
+beats the code before it.
 """
 
 import time
 
 from pyharness.actions.base import Observation
-from pyharness.trials.budget import SearchRun
-from pyharness.trials.judge import Candidate, Judge
-from pyharness.trials.schedule import default_schedule
-from pyharness.trials.agree import choose, probe_calls, seed_calls
-from pyharness.trials.candidates import AddTarget, Attempt, Framing, StdoutTarget, extract_code, parse_schedule, VOTES
-from pyharness.trials.cloze import ClozeRounds
-from pyharness.trials.suspects import FixTarget
 from pyharness.errors import ActionError, Done, LimitsExceeded
 from pyharness.harness.parse import first_fence
-from pyharness.models.base import ChatOptions, Reply
+from pyharness.models.base import END_OF_TURN, ChatOptions, Reply
+from pyharness.trials.agree import choose, probe_calls, seed_calls
+from pyharness.trials.brief import Brief, JobView, TrialsRecord
+from pyharness.trials.candidates import VOTES, AddTarget, Framing, StdoutTarget, extract_code, parse_schedule
+from pyharness.trials.cloze import ClozeRounds
+from pyharness.trials.judge import Candidate, Judge, Target
+from pyharness.trials.prompts import Attempt, handoff
+from pyharness.trials.schedule import default_schedule
+from pyharness.trials.suspects import FixTarget
 from pyharness.trials.verdicts import Verdict, one_line
-
-STOP = ["<|im_end|>", "<|endoftext|>"]
+from pyharness.workspace.tree import Workspace
 
 
 class Trials:
     """Runs the schedule for one job until a candidate passes or a budget ends it."""
 
-    def __init__(self, run: SearchRun, schedule: str | None = None):
-        self.loop, self.ctx, self.job, self.budget = run, run.ctx, run.job, run.budget
-        self.ws = run.ctx.workspace
-        self.schedule = parse_schedule(schedule or default_schedule(self.job.mode, run.harness, run.model))
+    def __init__(self, brief: Brief, schedule: str | None = None):
+        self.brief, self.state, self.job, self.ws = brief, brief.state, brief.job, brief.ws
+        self.schedule = parse_schedule(schedule or default_schedule(self.job.mode, brief.harness, brief.model))
         self.probe_list: list[str] | None = None
         self.behaviours: dict[str, tuple[str, ...] | None] = {}
         """Each passing candidate's results on the probe calls, by its code (worked out once for confirm and vote)."""
         self.counts = {"sample": 0, "repair": 0, "line": 0}
         self.cloze: ClozeRounds | None = None
-        self.record = {"candidates": 0, "run": 0, "duplicates": 0, "passed_by": "", "seconds": 0.0, "tokens": 0,
-                       "attempts": [], "imports_added": {}}
-        self.judge = Judge(run, self.record)
+        self.record = TrialsRecord()
+        self.judge = Judge(brief, self.record)
+        self.target: Target = self._target()
 
     @staticmethod
-    def applies(job, ws) -> bool:
+    def applies(job: JobView, ws: Workspace) -> bool:
         """stdout and fix jobs always; add jobs whose task names the new file and its function."""
         return job.mode in ("stdout", "fix") or job.mode == "add" and AddTarget.parse(ws, job.task) is not None
 
     def run(self) -> str:
-        """Search; raises Done (a candidate passed and the job accepted it) or LimitsExceeded (a budget ran out),
-        else returns what the loop is told next (the schedule ran out with budget left: the loop goes on from the
-        best state, with its one failure; '' when the search declined the job)."""
-        started = time.monotonic()
-        target = self.target = self._target()
-        shown, stop = None, ""
+        """Run the trials; raises Done (a candidate passed and the job accepted it) or LimitsExceeded (a budget ran
+        out), else returns what the loop is told next (the schedule ran out with budget left: the loop goes on from
+        the best state, with its one failure; '' when the trials declined the job)."""
         try:
-            if isinstance(target, AddTarget) and not target.test and not self._model_test(target):
-                self.budget.count("trials.declined", "no usable test for the new code: the loop goes on")
-                return ""
-            before = self.judge.before = self.judge.before_of(target)
-            history: list[tuple[Candidate, str]] = []
-            greens: list[Candidate] = []
-            voting = bool(self._probes(target))
-            for n, framing in enumerate(self.schedule):
-                if (framing.kind in VOTES) != bool(greens):
-                    continue  # votes are asked only once a candidate passes, and then nothing else is
-                stop = self._out_of_budget()
-                if stop:
-                    break
-                asked = self._framing(framing, shown)
-                if asked.kind == "cloze":
-                    candidate = self._cloze(asked)
-                    if candidate is None:
-                        continue  # no suspect statement left to mask: the schedule goes on without it
-                else:
-                    candidate = self._candidate(target, asked, shown, history)
-                if candidate.verdict.green:
-                    greens.append(candidate)
-                    shown = greens[0]
-                    if not voting or not any(f.kind in VOTES for f in self.schedule[n + 1:]):
-                        break
-                    if framing.kind == "confirm" and self._unanimous(target, greens):
-                        break
-                    continue
-                if candidate.code:
-                    history.append((candidate, f"attempt {len(history) + 1}: {one_line(candidate.verdict.failure)}"))
-                    if shown is None or candidate.verdict.rank >= shown.verdict.rank:
-                        shown = candidate  # the one a repair shows: the best attempt, the latest among equals
-            if len(greens) > 1:
-                shown = self._agree(target, greens)
-            stop = stop or self._out_of_budget()  # the last framing may have spent the budget: no loop turn is left
+            started = time.monotonic()
+            target = self.target
+            try:
+                if isinstance(target, AddTarget) and not target.test and not self._model_test(target):
+                    self.state.count("trials.declined", "no usable test for the new code: the loop goes on")
+                    return ""
+                before = self.judge.before = self.judge.before_of(target)
+                shown, stop = self._through_schedule(target)
+            finally:
+                self.record.seconds = round(time.monotonic() - started, 2)
+            return self._finish(shown, before, stop)
         finally:
-            self.record["seconds"] = round(time.monotonic() - started, 2)
-            self.budget.result.trials = self.record
-        return self._finish(shown, before, stop)
+            self.state.result.trials = self.record.as_dict()
 
-    def _probes(self, target) -> list[str]:
+    def _through_schedule(self, target: Target) -> tuple[Candidate | None, str]:
+        """Ask for the schedule's candidates in turn until one passes (or the votes after it are in) or the budget
+        is spent: the candidate to keep or show, and why the budget stopped it ('' when it did not)."""
+        shown: Candidate | None = None
+        stop = ""
+        history: list[tuple[Candidate, str]] = []
+        greens: list[Candidate] = []
+        voting = bool(self._probes(target))
+        for n, framing in enumerate(self.schedule):
+            if (framing.kind in VOTES) != bool(greens):
+                continue  # votes are asked only once a candidate passes, and then nothing else is
+            stop = self.state.spent()
+            if stop:
+                break
+            asked = self._framing(framing, shown)
+            if asked.kind == "cloze":
+                candidate = self._cloze(asked)
+                if candidate is None:
+                    continue  # no suspect statement left to mask: the schedule goes on without it
+            else:
+                candidate = self._candidate(target, asked, shown, history)
+            if candidate.verdict.green:
+                greens.append(candidate)
+                shown = greens[0]
+                if not voting or not any(f.kind in VOTES for f in self.schedule[n + 1:]):
+                    break
+                if framing.kind == "confirm" and self._unanimous(target, greens):
+                    break
+                continue
+            if candidate.code:
+                history.append((candidate, f"attempt {len(history) + 1}: {one_line(candidate.verdict.failure)}"))
+                if shown is None or candidate.verdict.rank >= shown.verdict.rank:
+                    shown = candidate  # the one a repair shows: the best attempt, the latest among equals
+        if len(greens) > 1:
+            shown = self._agree(target, greens)
+        return shown, stop or self.state.spent()  # the last framing may have spent the budget: no loop turn is left
+
+    def _probes(self, target: Target) -> list[str]:
         """Probe calls for choosing among passing candidates by agreement (function tasks only; else none)."""
         if not isinstance(target, StdoutTarget) or not target.function:
             return []
@@ -103,26 +110,30 @@ class Trials:
             self.probe_list = probe_calls(seed_calls(self.job.task, target.checks))
         return self.probe_list
 
-    def _unanimous(self, target, greens: list[Candidate]) -> bool:
+    def _unanimous(self, target: Target, greens: list[Candidate]) -> bool:
         """Two or more passing candidates, all alike on the probe calls (each one's results worked out once)."""
         if len(greens) < 2 or not self._probes(target):
             return False
-        choose([c.code for c in greens], self._probes(target), self.behaviours, self.ctx.python)  # fills them in
+        choose([c.code for c in greens], self._probes(target), self.behaviours, self.brief.ctx.python)  # fills them
         seen = {self.behaviours[c.code] for c in greens}
         return len(seen) == 1 and None not in seen
 
-    def _agree(self, target, greens: list[Candidate]) -> Candidate:
+    def _agree(self, target: Target, greens: list[Candidate]) -> Candidate:
         """The passing candidate whose results on the probe calls the most passing candidates share."""
-        index, support = choose([c.code for c in greens], self._probes(target), self.behaviours, self.ctx.python)
-        self.record["vote"] = {"passing": len(greens), "probes": len(self._probes(target)), "support": support,
-                               "chosen": greens[index].origin}
-        self.budget.count("trials.vote", f"{greens[index].origin}: {support} of {len(greens)} passing agree")
+        index, support = choose([c.code for c in greens], self._probes(target), self.behaviours,
+                                self.brief.ctx.python)
+        self.record.vote = {"passing": len(greens), "probes": len(self._probes(target)), "support": support,
+                            "chosen": greens[index].origin}
+        self.state.count("trials.vote", f"{greens[index].origin}: {support} of {len(greens)} passing agree")
         return greens[index]
 
     def _cloze(self, framing: Framing) -> Candidate | None:
         """One round of the cloze framing (`pyharness.trials.cloze`); None when no suspect statement is left to mask."""
         if self.cloze is None:
-            self.cloze = ClozeRounds(self)
+            def check(origin: str, file: str, files: dict[str, str]) -> Candidate:
+                return self.judge.candidate(self.target, origin, file, files=files)
+
+            self.cloze = ClozeRounds(self.brief, check, self.record)
         best, said = self.cloze.next(framing.temperature)
         if best is None and not said:
             return None
@@ -132,23 +143,24 @@ class Trials:
         """A repair needs an attempt to show (before there is one it is a plain request); `line`, `guesses` and
         `cloze` are for fix (`cloze` with its layer on)."""
         fix_only = (framing.kind in ("line", "guesses", "cloze") and self.job.mode != "fix"
-                    or framing.kind == "cloze" and not self.loop.harness.on("cloze"))
+                    or framing.kind == "cloze" and not self.brief.harness.on("cloze"))
         if framing.kind == "repair" and shown is None or fix_only or framing.kind in VOTES:
             return Framing("plain", framing.temperature)
         return framing
 
     def _model_test(self, target: AddTarget) -> bool:
         """The task states no example the harness can read: the model writes the test (once, greedy)."""
-        self.budget.result.steps += 1
+        self.state.take_step()
         reply = self._ask(target.test_request(), 0.0, "a test for the new code")
         target.test = target.adopt_test(extract_code(reply.text) or "")
         said = f"the test for the new code: {target.test_path}" if target.test else \
             f"no usable test (it must import {target.module} and define test functions): the loop goes on"
-        self._record_turn(target.test_request(), reply, {"origin": "test", "framing": "test", "temperature": 0},
-                          {"name": "test", "args": {"path": target.test_path}}, Observation(said, ok=bool(target.test)))
+        self.brief.record_turn(target.test_request(), reply, {"origin": "test", "framing": "test", "temperature": 0},
+                               {"name": "test", "args": {"path": target.test_path}},
+                               Observation(said, ok=bool(target.test)))
         return bool(target.test)
 
-    def _target(self) -> StdoutTarget | FixTarget | AddTarget:
+    def _target(self) -> Target:
         if self.job.mode == "stdout":
             return StdoutTarget(self.job.task)
         if self.job.mode == "add":
@@ -158,29 +170,20 @@ class Trials:
         first = self.job.first_run
         assert first is not None
         return FixTarget(self.ws, self.job.failing_before[0], first.error_line(), first.first_traceback,
-                         getattr(self.job, "trace", None))
+                         self.job.trace)
 
-    def _out_of_budget(self) -> str:
-        """Why no further candidate may be asked for ('' while the budgets allow one)."""
-        budget = self.budget
-        if budget.result.steps >= budget.max_steps:
-            return f"step budget of {budget.max_steps} used up"
-        if budget.out_of_time():
-            return f"time budget of {budget.max_seconds:.0f} s used up"
-        return ""
-
-    def _candidate(self, target, framing: Framing, shown: Candidate | None,
+    def _candidate(self, target: Target, framing: Framing, shown: Candidate | None,
                    history: list[tuple[Candidate, str]]) -> Candidate:
         """Ask for one candidate, check it in a scratch copy (once per distinct code), record it."""
-        self.budget.result.steps += 1
+        self.state.take_step()
         kind = {"repair": "repair", "line": "line", "guesses": "line"}.get(framing.kind, "sample")
-        origin = "greedy" if not self.record["candidates"] else f"{kind} {self.counts[kind] + 1}"
+        origin = "greedy" if not self.record.candidates else f"{kind} {self.counts[kind] + 1}"
         self.counts[kind] += 0 if origin == "greedy" else 1
         attempt = Attempt(shown.code, shown.verdict.failure) if shown is not None else None
         message = target.message(framing, attempt, [line for tried, line in history if tried is not shown])
         reply = self._ask(message, framing.temperature, f"candidate {origin}")
-        self.record["candidates"] += 1
-        self.budget.count("trials.candidate", f"{origin} ({framing.kind}, temperature {framing.temperature:g})")
+        self.record.candidates += 1
+        self.state.count("trials.candidate", f"{origin} ({framing.kind}, temperature {framing.temperature:g})")
         codes = target.extract_all(reply.text, framing, self.ws)
         tried = []
         for n, code in enumerate(codes or [None]):
@@ -193,27 +196,20 @@ class Trials:
             how["imports_added"] = candidate.imports
         text = "\n".join(f"{c.origin}: " + ("all checks pass" if c.verdict.green else c.verdict.failure)
                          for c in tried)
-        self._record_turn(message, reply, how, {"name": "candidate", "args": {"files": sorted(candidate.files)}},
-                          Observation(text, ok=candidate.verdict.green))
+        self.brief.record_turn(message, reply, how, {"name": "candidate", "args": {"files": sorted(candidate.files)}},
+                               Observation(text, ok=candidate.verdict.green))
         return candidate
 
-    def _record_turn(self, message: str, reply: Reply, trial: dict, action: dict, observation: Observation) -> None:
-        """One transcript record per model call, in the fields of the loop's turns (so `ph show` reads both)."""
-        self.loop.record_turn(self.budget.result.steps, [{"role": "user", "content": message}], reply, trial=trial,
-                              action=action, interventions=[vars(i) for i in self.budget.take_notes()],
-                              observation=observation.text, ok=observation.ok)
-
     def _ask(self, message: str, temperature: float, purpose: str = "") -> Reply:
-        """One plain chat call (one user message, code back), counted in the run's and the search's tokens."""
-        loop, budget = self.loop, self.budget
-        loop.emit("thinking", step=budget.result.steps, purpose=purpose)
-        reply = loop.model.chat([{"role": "user", "content": message}], ChatOptions(
-            stop=STOP, max_tokens=loop.max_tokens, temperature=temperature, seed=budget.result.steps,
-            on_text=lambda piece: loop.emit("token", text=piece),
-            should_stop=lambda text: budget.out_of_time() or first_block_closed(text)))
-        loop.emit("reply", reply=reply)
-        budget.spend_tokens(reply)
-        self.record["tokens"] += reply.prompt_tokens - reply.cached_tokens + reply.completion_tokens
+        """One plain chat call (one user message, code back), counted in the run's and the trials' tokens."""
+        brief, state = self.brief, self.state
+        brief.emit("thinking", step=state.steps, purpose=purpose)
+        reply = brief.model.chat([{"role": "user", "content": message}], ChatOptions(
+            stop=END_OF_TURN, max_tokens=brief.max_tokens, temperature=temperature, seed=state.steps,
+            on_text=lambda piece: brief.emit("token", text=piece),
+            should_stop=lambda text: state.out_of_time() or first_block_closed(text)))
+        brief.emit("reply", reply=reply)
+        self.record.tokens += state.spend(reply)
         return reply
 
     def _finish(self, best: Candidate | None, before: Candidate, stop: str) -> str:
@@ -231,35 +227,29 @@ class Trials:
                                              f"{err}") from None
         if kept and best.verdict.accepted:
             self._accept(best)
-        said = (f"no candidate passed, kept the best ({best.origin}; {self._summary()})" if kept else
-                f"no candidate beat the code as it was ({self._summary()})")
+        summary = f"{self.record.candidates} candidate(s), {self.record.run} run"
+        said = (f"no candidate passed, kept the best ({best.origin}; {summary})" if kept else
+                f"no candidate beat the code as it was ({summary})")
         if stop:
             raise LimitsExceeded(f"{stop}; trials: {said}")
         now = best if kept else before
-        self.record["handoff"] = now.origin
-        self.budget.count("trials.handoff", f"the schedule ran out ({said}): the loop goes on")
-        where = (f"The best of them ({now.origin}) is now in {', '.join(sorted(now.files))}." if kept else
-                 "None beat the code as it was, which is unchanged.")
-        return (f"(The harness tried {self.record['run']} candidate(s) in scratch copies; none passed all checks. "
-                f"{where} What still fails:\n{now.verdict.failure}\nGo on from here, one action a turn.)")
+        self.record.handoff = now.origin
+        self.state.count("trials.handoff", f"the schedule ran out ({said}): the loop goes on")
+        return handoff(self.record.run, now.origin if kept else None, sorted(now.files), now.verdict.failure)
 
     def _accept(self, best: Candidate) -> None:
         """A passing candidate is in the workspace: the job's acceptance rule decides (raises Done or
         LimitsExceeded)."""
-        self.record["passed_by"] = best.origin
-        self.budget.result.first_pass = best.number or self.record["run"]
+        self.record.passed_by = best.origin
+        self.state.result.first_pass = best.number or self.record.run
         try:
-            verdict = self.job.accept(Observation("", final=True), self.ws, self.ctx)
+            verdict = self.job.accept(Observation("", final=True), self.ws, self.brief.ctx)
         except ActionError as err:
             raise LimitsExceeded(f"trials: {best.origin} passed its check but not the job's: {err}") from None
-        self.budget.count("trials.pass", best.origin)
+        self.state.count("trials.pass", best.origin)
         doubt = "" if best.verdict.green else f"; still failing, an example read from the task text: " \
             f"{best.verdict.failure.splitlines()[0]}"
-        raise Done(f"{verdict} (trials: {best.origin}, candidate {self.record['candidates']}{doubt})")
-
-    def _summary(self) -> str:
-        r = self.record
-        return f"{r['candidates']} candidate(s), {r['run']} run"
+        raise Done(f"{verdict} (trials: {best.origin}, candidate {self.record.candidates}{doubt})")
 
 
 def first_block_closed(text: str) -> bool:

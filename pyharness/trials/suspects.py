@@ -8,11 +8,12 @@ import re
 import textwrap
 from dataclasses import dataclass, field
 
-from pyharness.trials.candidates import Attempt, Framing, Target, extract_code
+from pyharness.trials.candidates import Framing, Target, extract_code
 from pyharness.localise.filerank import focus, test_source
 from pyharness.workspace.noise import truncate
 from pyharness.harness.prose import prose_edit
 from pyharness.localise.linetrace import RunTrace
+from pyharness.trials.prompts import Attempt, FixEvidence, fix_message
 from pyharness.trials.taskchecks import CallCheck
 from pyharness.workspace.testrun import head_tail
 from pyharness.workspace.tree import Workspace
@@ -57,43 +58,13 @@ class FixTarget(Target):
         self.checks: list[CallCheck] = []
 
     def message(self, framing: Framing, best: Attempt | None, history: list[str]) -> str:
-        """The one user message of a candidate's prompt (the same head every time, so it stays cached)."""
-        code = "\n\n".join(f"# {u.path}\n{u.code.rstrip()}" for u in self.units)
-        notes = [n for u in self.units for n in u.notes]
-        seen = ("\n\nWhile the failing test ran:\n" + "\n".join(notes)) if notes else ""
-        consts = ("\n\nConstants it uses:\n" + "\n".join(self.constants)) if self.constants else ""
-        test = f"\n\nThe test:\n```python\n{self.test.rstrip()}\n```" if self.test else ""
-        head = (f"A test fails: {self.failing}{test}\n\nIt fails with:\n{self.traceback.strip()}\n\nThe code it runs:\n"
-                f"```python\n{code}\n```{consts}{seen}\n\nThe tests are right; the code has a bug.")
-        if framing.kind == "plan":
-            return (f"{head} First say in one line which line is wrong and why, then reply with the corrected "
-                    "function(s) in one ```python block (whole functions, nothing else).")
-        if framing.kind == "spec":
-            return self._spec_message(test, consts)
-        if framing.kind == "guesses":
-            return (f"{head} The bug is most likely in one line. Give three different guesses, the most likely "
-                    "first, one per line; for each, quote the wrong line and its corrected version, each in "
-                    "backticks: change `the wrong line` to `the corrected line`.")
-        if framing.kind == "line":
-            return (f"{head} Which line is wrong? Reply in one sentence that quotes the wrong line and then its "
-                    "corrected version, each in backticks: change `the wrong line` to `the corrected line`.")
-        if framing.kind == "repair" and best is not None:
-            earlier = "".join(f"\n{line}" for line in history[-3:])
-            return (f"{head}\n\nThis version was tried:\n```python\n{best.code.rstrip()}\n```\nWith it: "
-                    f"{best.failure}{earlier}\n\nFind the wrong line and reply with the corrected function(s) in one "
-                    "```python block (whole functions, nothing else).")
-        return f"{head} Find the wrong line and reply with the corrected function(s) in one ```python block " \
-               "(whole functions, nothing else)."
-
-    def _spec_message(self, test: str, consts: str) -> str:
-        """Ask for the suspect function(s) written anew from signature and docstring: shown its own code, the model
-        sends it back unchanged (5 of 8 candidates in a j01 run), so this request does not show the body."""
+        """The one user message of a candidate's prompt (`prompts.fix_message`)."""
         stubs = "\n\n".join(f"# {u.path}" + (f" (a method of class {u.name.rsplit('.', 1)[0]})" if "." in u.name
                                                 else "") + f"\n{stub_of(u.code)}" for u in self.units)
-        return (f"A test fails: {self.failing}{test}\n\nIt fails with:\n{self.traceback.strip()}\n\nThe body of "
-                f"this code has a bug, so it is not shown:\n```python\n{stubs}\n```{consts}\n\nWrite the complete "
-                "function(s) anew, following the docstring and the test, in one ```python block (whole functions, "
-                "nothing else).")
+        evidence = FixEvidence(self.failing, self.test, self.traceback,
+                               "\n\n".join(f"# {u.path}\n{u.code.rstrip()}" for u in self.units), stubs,
+                               self.constants, [n for u in self.units for n in u.notes])
+        return fix_message(evidence, framing.kind, best, history)
 
     def extract(self, reply: str, framing: Framing, ws: Workspace) -> str | None:
         r"""The candidate's code in a reply; for a `line` reply, the suspect function with the line it names

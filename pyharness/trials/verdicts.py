@@ -7,11 +7,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pyharness.workspace.noise import truncate
-from pyharness.trials.taskchecks import run_checks
+from pyharness.actions.base import Context
+from pyharness.trials.brief import JobView
+from pyharness.trials.taskchecks import CallCheck, run_checks
 from pyharness.workspace.testrun import EXCEPTION_LINE as EXCEPTION
 from pyharness.workspace.testrun import TestRun, run_pytest
 from pyharness.workspace.treecopy import copy_tree
-from pyharness.workspace.tree import SKIP_DIRS
+from pyharness.workspace.tree import SKIP_DIRS, Workspace
 
 
 @dataclass
@@ -35,10 +37,11 @@ class Verdict:
         return (self.green, self.accepted, self.passed, -self.failures, -self.errors)
 
 
-def check_in_scratch(ws, job, ctx, target, files: dict[str, str]) -> Verdict:
+def check_in_scratch(ws: Workspace, job: JobView, ctx: Context, checks: list[CallCheck],
+                     files: dict[str, str]) -> Verdict:
     """Apply `files` in a fresh scratch copy of the workspace and run the mode's check there: add, the suite with the
     new test; fix, the originally failing tests first and, once one of them passes, the suite, with those tests
-    counted apart; stdout, the example plus the examples read from the task text."""
+    counted apart; stdout, the example plus `checks`, the examples read from the task text."""
     scratch = Path(tempfile.mkdtemp(prefix="ph-scratch-"))
     try:
         copy_tree(ws.root, scratch, skip=(*SKIP_DIRS, ".ph", "__pycache__"))
@@ -75,7 +78,7 @@ def check_in_scratch(ws, job, ctx, target, files: dict[str, str]) -> Verdict:
         return Verdict(green, passed - len(still), len(run.failing), run.counts.get("errors", 0),
                        "" if run.green else failure, accepted=green)
     # the task's own examples count beside the given one: an example alone is a weak judge
-    extra = run_checks(files["main.py"], target.checks) if files else None
+    extra = run_checks(files["main.py"], checks) if files else None
     failure = "" if run.green else failure_text(run)
     if extra and extra.failure and not failure:
         failure = f"the example passes, but an example from the task text fails: {extra.failure}"

@@ -6,6 +6,7 @@ import os
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 from pathlib import Path
 
 from pyharness.workspace import gitops
@@ -69,6 +70,22 @@ class WriteLimit:
     """Bytes all writes of one run may carry together (counted as for `max_bytes_per_write`)."""
 
 
+class Journal(Protocol):
+    """Where a run keeps each file's bytes from before its first change (`pyharness.workspace.undo.UndoLog`)."""
+
+    def save(self, rel: str, old: bytes | None, new: bytes | None = None) -> None: ...
+
+
+class GuardedTests(Protocol):
+    """Fix mode's tests and test config, which the run may not change (`pyharness.workspace.protect.TestGuard`)."""
+
+    def files(self) -> list[str]: ...
+
+    def changed_in(self, root: Path) -> list[str]: ...
+
+    def verify(self, ws: "Workspace") -> str | None: ...
+
+
 @dataclass
 class Workspace:
     """A repo root plus the rules for touching it."""
@@ -80,11 +97,11 @@ class Workspace:
     """Relative path -> changed lines so far in this run."""
     read_files: set[str] = field(default_factory=set)
     """Relative paths the model has read (ask mode cites only these)."""
-    undo: object | None = None
+    undo: Journal | None = None
     """An `UndoLog` that saves each file's pre-run bytes before its first change."""
     test_files: set[str] = field(default_factory=set)
     """Files pytest collects (fix mode fills this from `pyharness.workspace.protect`); writes to them are refused."""
-    guard: object | None = None
+    guard: GuardedTests | None = None
     """Fix mode's `protect.TestGuard`: its files are mounted read-only in every test run and hashed after each."""
     bytes_written: int = 0
     """Bytes all writes of this run carried so far."""
