@@ -80,7 +80,6 @@ def test_streamed_chat_assembles_text_and_counts(httpserver):
     assert seen == ["Hel", "lo", " there."]
     assert (reply.prompt_tokens, reply.completion_tokens, reply.cached_tokens) == (12, 5, 0)
     assert reply.finish_reason == "stop"
-    assert reply.tool_calls == []
     assert reply.seconds > 0
 
 
@@ -115,14 +114,6 @@ def test_cut_off_reply_reports_length(httpserver):
     httpserver.expect_request("/api/chat").respond_with_data(ndjson(piece("partial"), final(done_reason="length")))
     reply = model_at(httpserver).chat(MESSAGES, ChatOptions(max_tokens=1))
     assert (reply.text, reply.finish_reason) == ("partial", "length")
-
-
-def test_native_tool_calls_are_mapped(httpserver):
-    call = piece("")
-    call["message"]["tool_calls"] = [{"function": {"name": "read_file", "arguments": {"path": "a.py"}}}]
-    httpserver.expect_request("/api/chat").respond_with_data(ndjson(call, final()))
-    reply = model_at(httpserver).chat(MESSAGES, ChatOptions())
-    assert reply.tool_calls == [{"name": "read_file", "arguments": {"path": "a.py"}}]
 
 
 def test_connection_refused_says_to_start_ollama():

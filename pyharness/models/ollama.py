@@ -67,7 +67,6 @@ class OllamaModel(Model):
         if options.schema is not None:
             request["format"] = options.schema  # structured outputs (Ollama 0.5+)
         pieces: list[str] = [options.prefix] if options.prefix else []
-        tool_calls: list[dict] = []
         final: Any = None
         early = False
         for chunk in self._timed(request, started):
@@ -79,8 +78,6 @@ class OllamaModel(Model):
                 if "\n" in piece and options.should_stop and options.should_stop("".join(pieces)):
                     final, early = chunk, True
                     break
-            for call in chunk.message.tool_calls or []:
-                tool_calls.append({"name": call.function.name, "arguments": dict(call.function.arguments)})
             if chunk.done:
                 final = chunk
                 break
@@ -99,7 +96,6 @@ class OllamaModel(Model):
             finish_reason="length" if not early and final.done_reason == "length" else "stop",
             stopped_early=early,
             seconds=time.monotonic() - started,
-            tool_calls=tool_calls,
         )
 
     @property
