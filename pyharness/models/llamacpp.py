@@ -4,10 +4,13 @@ import json
 import math
 import os
 import time
+from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 
 from pyharness.errors import InfillUnsupported, ModelError
 from pyharness.models.base import ChatOptions, Infill, InfillOptions, Model, Reply
+from pyharness.models.streaming import read_stream
 
 FIM_MARKERS = ("<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>")
 """Qwen2.5-Coder's fill-in-the-middle tokens: `<|fim_prefix|>{prefix}<|fim_suffix|>{suffix}<|fim_middle|>`."""
@@ -80,31 +83,25 @@ class LlamaCppModel(Model):
                              "the run is too long for this model")
         cached = _common_prefix(list(llm._input_ids[:llm.n_tokens]), tokens)
         stop = [s for s in [*options.stop, *(formatted.stop or [])] if isinstance(s, str) and s]
-        pieces, finish = [options.prefix] if options.prefix else [], "stop"
-        if options.prefix and options.on_text:
-            options.on_text(options.prefix)
         stream = llm.create_completion(prompt=tokens, max_tokens=min(options.max_tokens, budget),
                                        temperature=options.temperature, seed=options.seed, stop=stop or None,
                                        stream=True, grammar=self._grammar(options.schema))
-        early = False
-        for chunk in stream:
-            choice = chunk["choices"][0]
-            piece = choice.get("text") or ""
-            if piece:
-                pieces.append(piece)
-                if options.on_text:
-                    options.on_text(piece)
-            if choice.get("finish_reason"):
-                finish = "length" if choice["finish_reason"] == "length" else "stop"
-            if "\n" in piece and options.should_stop and options.should_stop("".join(pieces)):
-                early = True
-                stream.close()  # ends generation now: the rest would be a plan the harness will not run
-                break
-        text = "".join(pieces)
-        written = text[len(options.prefix) :]
-        return Reply(text=text, prompt_tokens=len(tokens), cached_tokens=min(cached, len(tokens) - 1),
-                     completion_tokens=self.count_tokens(written) if written else 0, finish_reason=finish,
-                     seconds=time.monotonic() - started, stopped_early=early)
+
+        def pieces() -> Iterator[tuple[str, str | None]]:
+            try:
+                for chunk in stream:
+                    choice = chunk["choices"][0]
+                    yield choice.get("text") or "", choice.get("finish_reason")
+            finally:
+                stream.close()  # an early end stops generation now: the rest would be a plan the harness will not run
+
+        with closing(pieces()) as chunks:
+            read = read_stream(chunks, options)  # llama.cpp applies the stop sequences itself
+        written = read.text[len(options.prefix):]
+        return Reply(text=read.text, prompt_tokens=len(tokens), cached_tokens=min(cached, len(tokens) - 1),
+                     completion_tokens=self.count_tokens(written) if written else 0,
+                     finish_reason="length" if read.finish == "length" and not read.early else "stop",
+                     seconds=time.monotonic() - started, stopped_early=read.early)
 
     @property
     def fim(self) -> bool:

@@ -3,12 +3,13 @@
 import math
 import os
 import time
+from contextlib import closing
 from collections.abc import Iterator
 from typing import Any
 
 from pyharness.errors import InfillUnsupported, ModelError
 from pyharness.models.base import ChatOptions, Infill, InfillOptions, Model, Reply
-from pyharness.models.streaming import StreamLimits, timed
+from pyharness.models.streaming import StreamLimits, read_stream, timed
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
 EMBEDDED_HINT = "use the embedded model with --model llamacpp:qwen2.5-coder-1.5b"
@@ -66,35 +67,32 @@ class OllamaModel(Model):
         )
         if options.schema is not None:
             request["format"] = options.schema  # structured outputs (Ollama 0.5+)
-        pieces: list[str] = [options.prefix] if options.prefix else []
         final: Any = None
-        early = False
-        for chunk in self._timed(request, started):
-            piece = chunk.message.content or ""
-            if piece:
-                pieces.append(piece)
-                if options.on_text is not None:
-                    options.on_text(piece)
-                if "\n" in piece and options.should_stop and options.should_stop("".join(pieces)):
-                    final, early = chunk, True
-                    break
-            if chunk.done:
-                final = chunk
-                break
-        if final is None:
+
+        def pieces() -> Iterator[tuple[str, str | None]]:
+            nonlocal final
+            for chunk in self._timed(request, started):
+                final = chunk if chunk.done else final
+                yield chunk.message.content or "", (chunk.done_reason or "stop") if chunk.done else None
+                if chunk.done:
+                    return
+
+        with closing(pieces()) as stream:
+            read = read_stream(stream, options)  # Ollama applies the stop sequences itself
+        if final is None and not read.early:
             raise ModelError(
                 f"Ollama at {self.host} ended the reply before finishing: check that `ollama serve` is still running",
                 transient=True,
             )
+        written = read.text[len(options.prefix):]
+        counted = final is not None and not read.early
         return Reply(
-            text="".join(pieces),
-            prompt_tokens=(final.prompt_eval_count or 0) if not early else self.count_tokens(str(messages)),
+            text=read.text,
+            prompt_tokens=(final.prompt_eval_count or 0) if counted else self.count_tokens(str(messages)),
             cached_tokens=0,  # Ollama does not report prefix-cache hits
-            completion_tokens=(final.eval_count or 0)
-            if not early
-            else self.count_tokens("".join(pieces)[len(options.prefix) :]),
-            finish_reason="length" if not early and final.done_reason == "length" else "stop",
-            stopped_early=early,
+            completion_tokens=(final.eval_count or 0) if counted else self.count_tokens(written),
+            finish_reason="length" if counted and read.finish == "length" else "stop",
+            stopped_early=read.early,
             seconds=time.monotonic() - started,
         )
 

@@ -9,12 +9,13 @@ the loop falls back to one more turn instead. `OpenAIModel(prefill=True)` sends 
 import os
 import time
 from collections.abc import Iterator
+from contextlib import closing
 from typing import Any
 
 from pyharness.errors import InfillUnsupported, ModelError
 from pyharness.models.base import ChatOptions, Infill, InfillOptions, Model, Reply
 from pyharness.models.ollama import EMBEDDED_HINT, has_models
-from pyharness.models.streaming import StreamLimits, first_stop, longest_stop, show_before_stop, timed
+from pyharness.models.streaming import StreamLimits, first_stop, longest_stop, read_stream, timed
 
 DEFAULT_BASE_URL = "http://localhost:8000/v1"
 SERVER_STOPS = 4
@@ -82,43 +83,29 @@ class OpenAIModel(Model):
         if options.schema is not None:  # llama-server, vLLM and LM Studio take a JSON schema here
             request["response_format"] = {"type": "json_schema",
                                           "json_schema": {"name": "action", "schema": options.schema}}
-        text = options.prefix
-        shown = len(text)  # text[shown:] is held back while it may be the start of a stop sequence
-        finish: str | None = None
         usage: Any = None
-        ended_here = False  # a stop sequence or `should_stop` ended the reply on this side
-        for chunk in self._timed(request, started):
-            usage = getattr(chunk, "usage", None) or usage
-            for choice in chunk.choices or []:
-                piece = (choice.delta.content if choice.delta else None) or ""
-                if piece:
-                    before = len(text)
-                    text += piece
-                    cut = first_stop(text, options.stop, max(len(options.prefix), before - longest_stop(options.stop)))
-                    if cut is not None:
-                        text, ended_here = text[:cut], True
-                    shown = show_before_stop(text, shown, [] if ended_here else options.stop, options.on_text)
-                    if not ended_here and "\n" in piece and options.should_stop and options.should_stop(text):
-                        ended_here = True
-                    if ended_here:
-                        finish = "stop" if cut is not None else "stop_early"
-                        break
-                if choice.finish_reason:
-                    finish = choice.finish_reason
-            if ended_here:
-                break
-        show_before_stop(text, shown, [], options.on_text)
-        if finish is None:
+
+        def pieces() -> Iterator[tuple[str, str | None]]:
+            nonlocal usage
+            for chunk in self._timed(request, started):
+                usage = getattr(chunk, "usage", None) or usage
+                for choice in chunk.choices or []:
+                    yield (choice.delta.content if choice.delta else None) or "", choice.finish_reason
+
+        with closing(pieces()) as stream:
+            read = read_stream(stream, options, options.stop)  # the stops past SERVER_STOPS are applied here
+        if read.finish is None and not read.ended_here:
             raise ModelError(f"the server at {self.base_url} ended the reply before finishing: check that it is "
                              "still running", transient=True)
-        counted = usage is not None and not ended_here
+        written = read.text[len(options.prefix):]
+        counted = usage is not None and not read.ended_here
         return Reply(
-            text=text,
+            text=read.text,
             prompt_tokens=usage.prompt_tokens if counted else self.count_tokens(str(messages)),
             cached_tokens=_cached(usage) if counted else 0,
-            completion_tokens=usage.completion_tokens if counted else self.count_tokens(text[len(options.prefix):]),
-            finish_reason="length" if finish == "length" else "stop",
-            stopped_early=finish == "stop_early",
+            completion_tokens=usage.completion_tokens if counted else self.count_tokens(written),
+            finish_reason="length" if read.finish == "length" and not read.ended_here else "stop",
+            stopped_early=read.early,
             seconds=time.monotonic() - started,
         )
 

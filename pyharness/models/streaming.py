@@ -1,14 +1,16 @@
-"""What any HTTP backend's streamed reply shares: timeouts (first token, idle gap, the whole reply) and the stop
-sequences a server does not apply itself (cut where one begins, never show the start of one)."""
+"""What every backend's streamed reply shares: the one loop that reads it (`read_stream`: show each piece, end at a
+stop sequence the server did not apply, or where `should_stop` says the reply holds one whole action), and for HTTP
+servers the timeouts (first token, idle gap, the whole reply)."""
 
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TypeVar
 
 from pyharness.errors import ModelError
+from pyharness.models.base import ChatOptions
 
 T = TypeVar("T")
 
@@ -91,3 +93,49 @@ def show_before_stop(text: str, shown: int, stops: list[str], on_text: Callable[
 def longest_stop(stops: list[str]) -> int:
     """The longest stop sequence's length (how far back a new piece may complete one)."""
     return max((len(s) for s in stops), default=0)
+
+
+@dataclass
+class Streamed:
+    """A streamed reply as read: its text (the prefix first), the server's finish reason, and whether this side
+    ended it."""
+
+    text: str
+    finish: str | None
+    """The last finish reason the server gave ('stop', 'length', ...); None when it gave none."""
+    early: bool = False
+    """`ChatOptions.should_stop` ended it at a line end (the reply held one whole action)."""
+    cut: bool = False
+    """A stop sequence the server did not apply ended it here."""
+
+    @property
+    def ended_here(self) -> bool:
+        return self.early or self.cut
+
+
+def read_stream(pieces: Iterable[tuple[str, str | None]], options: ChatOptions,
+                stops: list[str] | None = None) -> Streamed:
+    """The one loop over a streamed chat reply. `pieces` yields (text, finish reason or None) as they arrive. Each
+    text goes to `options.on_text` (a tail that may begin one of `stops`, the stop sequences this side applies, is
+    held back until it cannot); a stop sequence ends the reply where it begins; at a line end `options.should_stop`
+    may end it. The reply starts with `options.prefix`, which is not shown again."""
+    stops = stops or []
+    text, shown = options.prefix, len(options.prefix)
+    finish, early, cut = None, False, False
+    for piece, reason in pieces:
+        if piece:
+            before = len(text)
+            text += piece
+            at = first_stop(text, stops, max(len(options.prefix), before - longest_stop(stops)))
+            if at is not None:
+                text, cut = text[:at], True
+            shown = show_before_stop(text, shown, [] if cut else stops, options.on_text)
+            if not cut and "\n" in piece and options.should_stop and options.should_stop(text):
+                early = True
+            if cut or early:
+                break
+        if reason:
+            finish = reason
+    show_before_stop(text, shown, [], options.on_text)
+    return Streamed(text, finish, early, cut)
+
