@@ -13,13 +13,11 @@ whenever any file changes, so re-running the tests after an edit is progress, no
 When several rules fire, the highest level wins; on a tie ping-pong names the pattern best, then repeat.
 """
 
-import hashlib
 import json
-from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 
-NONE, HINT, REDIRECT, STOP = 0, 1, 2, 3
+NONE, HINT, REDIRECT, HALT = 0, 1, 2, 3
+"""A loop verdict's levels: nothing, a hint, the observation replaced by a redirect, the run ends."""
 LABEL_KEYS = ("pattern", "query", "path", "tests", "test", "node_id", "target")
 MAX_LABEL = 60
 MAX_ERROR = 100
@@ -104,7 +102,7 @@ def _repeat(call_key: str, count: int) -> LoopVerdict:
             f"Instead, {advice}. One more repeat ends the run.",
             "repeat",
         )
-    return LoopVerdict(STOP, f"Stopped: `{label}` ran {count} times on unchanged files without progress.", "repeat")
+    return LoopVerdict(HALT, f"Stopped: `{label}` ran {count} times on unchanged files without progress.", "repeat")
 
 
 def _pingpong(other_key: str, call_key: str, run: int) -> LoopVerdict:
@@ -124,7 +122,7 @@ def _pingpong(other_key: str, call_key: str, run: int) -> LoopVerdict:
             "Make an edit or take another action. One more round ends the run.",
             "pingpong",
         )
-    return LoopVerdict(STOP, f"Stopped: alternated between `{a}` and `{b}` {run} times on unchanged files.", "pingpong")
+    return LoopVerdict(HALT, f"Stopped: alternated between `{a}` and `{b}` {run} times on unchanged files.", "pingpong")
 
 
 def _same_error(error: str, run: int) -> LoopVerdict:
@@ -144,7 +142,7 @@ def _same_error(error: str, run: int) -> LoopVerdict:
             "Change your approach (read the file first, or use another action). One more ends the run.",
             "same_error",
         )
-    return LoopVerdict(STOP, f'Stopped: the same error came back {run} times in a row ("{text}").', "same_error")
+    return LoopVerdict(HALT, f'Stopped: the same error came back {run} times in a row ("{text}").', "same_error")
 
 
 def call_label(call_key: str) -> str:
@@ -174,16 +172,3 @@ def _advice(call_key: str) -> str:
 def _short(text: str, limit: int) -> str:
     """text cut to `limit` characters, with '...' when cut."""
     return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def workspace_state_hash(root: Path, files: Iterable[str]) -> str:
-    """sha256 over the sorted relative paths and contents of the given files (missing ones are skipped)."""
-    digest = hashlib.sha256()
-    for rel in sorted({str(f) for f in files}):
-        path = Path(root) / rel
-        if not path.is_file():
-            continue
-        data = path.read_bytes()
-        # Length-prefixed records, so no two different workspaces can produce the same byte stream.
-        digest.update(rel.encode("utf-8", "surrogateescape") + b"\0" + str(len(data)).encode() + b"\0" + data)
-    return digest.hexdigest()
