@@ -7,10 +7,9 @@ from pathlib import Path
 from pyharness.runstate import Outcome, RunResult
 from pyharness.errors import ModelError
 from pyharness.evals.tasks import StdoutTask
-from pyharness.models.base import ChatOptions, Model, Reply
+from pyharness.models.base import END_OF_TURN, ChatOptions, Model, Reply
 from pyharness.loop.transcript import Transcript
 
-STOP = ["<|im_end|>", "<|endoftext|>"]
 FENCE = re.compile(r"```([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 
 
@@ -64,7 +63,7 @@ def finish_once(transcript: Transcript, reply: Reply, started: float, applied: b
 def run_oneshot(repo: Path, task: StdoutTask, model: Model) -> RunResult:
     """Ask once, write the reply's code to repo/main.py, and log prompt and reply to a transcript in the repo."""
     transcript = Transcript(repo, "oneshot")
-    options = ChatOptions(max_tokens=768, temperature=0.0, seed=0, stop=list(STOP))
+    options = ChatOptions(max_tokens=768, temperature=0.0, seed=0, stop=list(END_OF_TURN))
     started = time.monotonic()
     reply = ask_once(model, transcript, oneshot_message(task), options, started, mode="oneshot", task=task.id)
     code = extract_code(reply.text)

@@ -14,8 +14,8 @@ from pathlib import Path
 from pyharness.runstate import RunResult
 from pyharness.harness.codemerge import merge_functions
 from pyharness.errors import ActionError
-from pyharness.models.base import ChatOptions, Model
-from pyharness.evals.oneshot import FENCE, STOP, ask_once, finish_once
+from pyharness.models.base import END_OF_TURN, ChatOptions, Model
+from pyharness.evals.oneshot import FENCE, ask_once, finish_once
 from pyharness.workspace.testrun import run_pytest
 from pyharness.loop.transcript import Transcript
 from pyharness.workspace.tree import Workspace
@@ -70,7 +70,7 @@ def run_oneshot_job(repo: Path, mode: str, task: str, model: Model, tests: list[
     transcript = Transcript(repo, "oneshot")
     started = time.monotonic()
     message, shown = job_message(ws, mode, task, tests, python)
-    options = ChatOptions(max_tokens=1024, temperature=0.0, seed=0, stop=list(STOP))
+    options = ChatOptions(max_tokens=1024, temperature=0.0, seed=0, stop=list(END_OF_TURN))
     reply = ask_once(model, transcript, message, options, started, mode=f"oneshot-{mode}", task=task, shown=shown)
     changed = [] if mode == "ask" else apply_reply(ws, mode, reply.text, shown)
     applied = mode == "ask" or bool(changed)

@@ -16,7 +16,7 @@ CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z]|\d|\b)|[A-Z]?[a-z]+|[A-Z]+|\d+")
 DEFINED = re.compile(r"^[ \t]*(?:async[ \t]+def|def|class)[ \t]+([A-Za-z_]\w*)|^([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=[^=]",
                      re.MULTILINE)
 TRACE_PATH = re.compile(r"File \"([^\"]+)\", line \d+|^([^\s:\"]+\.py):\d+", re.MULTILINE)
-STOP = frozenset("""a an and are as assert at be by def class else elif except false for from if import in is it
+STOPWORDS = frozenset("""a an and are as assert at be by def class else elif except false for from if import in is it
 lambda none not of or pass py raise return self cls the to test tests true try while with init main""".split())
 PATH_WEIGHT = 3
 """A path word counts as much as this many defined names (the file name is the strongest cue a task gives)."""
@@ -28,7 +28,7 @@ def words(text: str) -> list[str]:
     for ident in IDENTIFIER.findall(text):
         for part in ident.split("_"):
             out += [w.lower() for w in CAMEL.findall(part)]
-    return [w for w in out if len(w) > 1 and not w.isdigit() and w not in STOP]
+    return [w for w in out if len(w) > 1 and not w.isdigit() and w not in STOPWORDS]
 
 
 def defined_names(source: str) -> list[str]:
