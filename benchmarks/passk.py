@@ -13,9 +13,9 @@ import time
 from pyharness.evals.suites import load_suite
 
 from pyharness.evals.tasks import score_source, select
-from pyharness.models.base import ChatOptions
+from pyharness.models.base import END_OF_TURN, ChatOptions
 from pyharness.models.resolve import resolve_model
-from pyharness.evals.oneshot import STOP, extract_code, oneshot_message
+from pyharness.evals.oneshot import extract_code, oneshot_message
 from pyharness.trials.driver import first_block_closed
 
 
@@ -36,8 +36,8 @@ def main() -> None:
         message = [{"role": "user", "content": oneshot_message(task)}]
         passes, seen = [], {}
         for k in range(args.k + 1):
-            options = ChatOptions(stop=STOP, max_tokens=768, temperature=0.0 if k == 0 else args.temperature, seed=k,
-                                  should_stop=first_block_closed)  # as search asks: the code, no explanation
+            options = ChatOptions(stop=END_OF_TURN, max_tokens=768, temperature=0.0 if k == 0 else args.temperature,
+                                  seed=k, should_stop=first_block_closed)  # as the trials ask: code, no explanation
             code = extract_code(model.chat(message, options).text)
             if code not in seen:
                 seen[code] = score_source(task, code).strict
