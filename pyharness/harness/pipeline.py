@@ -14,7 +14,7 @@ from pyharness.harness.prose import prose_edit
 from pyharness.harness.quotes import ToolOutput
 from pyharness.harness.repair import repair, resolve_name
 
-LAYERS = ("parse", "repair", "validate", "loops", "steer", "context", "noise", "lint", "confidence", "rank", "trials",
+LAYERS = ("parse", "repair", "validate", "loops", "steer", "context", "lint", "confidence", "rank", "trials",
           "spectrum", "failfirst", "stdimports", "cloze", "deepcloze")
 CHANGES = ("write", "edit")
 """Actions that change files: never run from a reply cut off at the token limit."""

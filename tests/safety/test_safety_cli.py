@@ -27,7 +27,7 @@ from pyharness.loop.transcript import read_transcript
 from pyharness.workspace.tree import WriteLimit
 
 WT = Path(__file__).resolve().parents[2]
-LOOP = HarnessConfig.parse_spec("on", "parse,repair,validate,loops,steer,context,noise,lint,confidence,rank")
+LOOP = HarnessConfig.parse_spec("on", "parse,repair,validate,loops,steer,context,lint,confidence,rank")
 
 
 def user_files(repo: Path) -> str:

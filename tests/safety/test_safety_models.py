@@ -27,7 +27,7 @@ from pyharness.loop.transcript import read_transcript
 from pyharness.workspace.undo import undo_last
 
 WT = Path(__file__).resolve().parents[2]
-LOOP = HarnessConfig.parse_spec("on", "parse,repair,validate,loops,steer,context,noise,lint,confidence,rank")
+LOOP = HarnessConfig.parse_spec("on", "parse,repair,validate,loops,steer,context,lint,confidence,rank")
 MESSAGES = [{"role": "user", "content": "hi"}]
 WRITE_A = 'Action: write {"path": "a.py"}\n```python\nx = 1\n```'
 

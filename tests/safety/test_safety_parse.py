@@ -25,7 +25,7 @@ from pyharness.models.scripted import ScriptedModel
 from pyharness.loop.session import run_job
 from pyharness.loop.transcript import read_transcript
 
-LOOP = HarnessConfig.parse_spec("on", "parse,repair,validate,loops,steer,context,noise,lint,confidence,rank")
+LOOP = HarnessConfig.parse_spec("on", "parse,repair,validate,loops,steer,context,lint,confidence,rank")
 LIMIT = 100_000
 
 

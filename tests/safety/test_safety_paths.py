@@ -20,7 +20,7 @@ from pyharness.loop.transcript import read_transcript
 from pyharness.workspace.tree import Workspace
 from safetree import _snapshot
 
-LAYERS = "parse,repair,validate,steer,context,noise,lint"
+LAYERS = "parse,repair,validate,steer,context,lint"
 
 
 def drive(tree, replies: list[str], mode: str = "run") -> tuple[object, list[dict]]:

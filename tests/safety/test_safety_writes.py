@@ -16,7 +16,7 @@ from pyharness.loop.transcript import read_transcript
 from pyharness.workspace.undo import undo_last
 from pyharness.workspace.tree import WriteLimit, Workspace
 
-LAYERS = "parse,repair,validate,steer,context,noise,lint"
+LAYERS = "parse,repair,validate,steer,context,lint"
 
 
 def drive(tree, replies: list[str], mode: str = "run"):
