@@ -26,7 +26,7 @@ ForeignOpt = Annotated[
 def export_sft(runs: RunsArg, out: OutOpt, repo: RepoOpt = None, allow_foreign: ForeignOpt = False) -> None:
     """Chat examples {"messages": [...]}: each accepted loop step's prompt -> the canonical call the harness ran, and
     each passing trial candidate's request -> its code."""
-    from pyharness.export.examples import sft_rows
+    from pyharness.export.training import sft_rows
 
     _export(runs, out, repo, allow_foreign, sft_rows, "sft", "example(s)")
 
@@ -35,7 +35,7 @@ def export_sft(runs: RunsArg, out: OutOpt, repo: RepoOpt = None, allow_foreign: 
 def export_dpo(runs: RunsArg, out: OutOpt, repo: RepoOpt = None, allow_foreign: ForeignOpt = False) -> None:
     """Preference pairs {"prompt", "chosen", "rejected"}: a passing trial candidate against a failing one for the same
     request, and a repaired call in canonical form against the raw reply it was mended from."""
-    from pyharness.export.examples import dpo_rows
+    from pyharness.export.training import dpo_rows
 
     _export(runs, out, repo, allow_foreign, dpo_rows, "dpo", "pair(s)")
 
@@ -44,7 +44,7 @@ def _export(paths: list[Path], out: Path, repo: Path | None, allow_foreign: bool
     from pyharness.cli.options import repo_root
     from pyharness.cli.console import inert
     from pyharness.errors import UserError
-    from pyharness.export.examples import Tally, write_rows
+    from pyharness.export.training import Tally, write_rows
     from pyharness.export.runlog import foreign, read_runs
 
     try:

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from pyharness.export.canonical import canonical_reply, read_call, same_args
 from pyharness.evals.runner import EvalPlan, Models, run_eval
-from pyharness.export.examples import run_problem, source, step_problem
+from pyharness.export.training import run_problem, source, step_problem
 from pyharness.harness.pipeline import CHANGES, HarnessConfig, Pipeline
 from pyharness.loop.jobs import Job
 from pyharness.models.base import ChatOptions, Model
