@@ -1,9 +1,9 @@
-"""The `ph` command line: the only place (with the cli_* modules) that prints errors or exits. Heavy imports happen
-inside commands.
+"""The `ph` command line: the only wing that prints errors or exits. Heavy imports happen inside commands.
 
-Here: the run commands (ask, fix, add, run, demo). Elsewhere: the app and `fail` (cli_app), the shared options and
-the repo and settings they resolve to (cli_options), undo/log/show/config/doctor (cli_history), `ph eval` (cli_eval),
-`ph model` (cli_model)."""
+Here: the run commands (ask, fix, add, run, demo). Elsewhere in `pyharness/cli/`: the app and `fail` (app.py), the
+shared options and the repo and settings they resolve to (options.py, config.py), undo/log/show/config/doctor
+(history.py, doctor.py), `ph eval` (evaluate.py, evalview.py), `ph model` (model.py), `ph export` and `ph distill`
+(export.py), the live view and the run summary (console.py, recap.py) and `--json` (jsonview.py)."""
 
 from pathlib import Path
 from typing import Annotated
