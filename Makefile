@@ -34,7 +34,7 @@ test: install-dev pull
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/python -m pytest -q
 
-# Both lists of ../shared/SAFETY-CASES.md, cases 1-76 (also part of `make test`); prints one line of figures.
+# The cases of docs/safety-cases.md (also part of `make test`); prints one line of figures.
 safety: install-dev
 	$(BIN)/python -m pytest -q tests/safety
 

@@ -34,7 +34,7 @@ class Context:
     """fix mode: rank the suspect functions by which lines the failing and the passing tests ran (the harness
     spectrum layer)."""
     fail_first: bool = True
-    """fix mode search: check a candidate on the originally failing tests first and run the suite only once one of
+    """fix mode trials: check a candidate on the originally failing tests first and run the suite only once one of
     them passes (the harness failfirst layer)."""
     task: str = ""
     """The job's task text (the lint repair reads module paths from it)."""
@@ -47,7 +47,7 @@ class Context:
     """How `python` was chosen (path, versions, source), for the transcript."""
     suite: list[str] = field(default_factory=list)
     """What "the suite" is for this job: the test files or node ids `ph fix TESTS...` named (a mutant job's judging
-    files), or all tests when empty. A run of the suite (run_tests without a target, acceptance, a search
+    files), or all tests when empty. A run of the suite (run_tests without a target, acceptance, a trial
     candidate's check) runs these."""
     last_test: TestRun | None = None
     """The latest `TestRun`, for the harness's acceptance checks."""

@@ -176,7 +176,7 @@ def test_a_repo_may_set_the_model_but_no_limit(tmp_path):
     ("ollama:qwen2.5-coder:7b", True),
     (f"llamacpp:{DEFAULT_PACK}", True),
     ("openai:qwen", True),
-    ("openai:qwen@http://127.0.0.1:8080/v1", False),  # the repo picks the port: SAFETY-CASES.md case 75
+    ("openai:qwen@http://127.0.0.1:8080/v1", False),  # the repo picks the port: docs/safety-cases.md case 75
     ("openai:qwen@http://localhost:1234/v1", False),  # any local process may listen there
     ("openai:qwen@http://127.0.0.2:1234/v1", False),  # any local process may listen there
     ("openai:qwen@http://[::1]:1234/v1", False),  # any local process may listen there

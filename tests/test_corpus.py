@@ -4,7 +4,8 @@ Each case: `reply` in `mode`; `expect` is the first action ({"name", "args"}, ex
 FormatError}; optional `fixes` (intervention kinds of the first action, in order), `n_calls`, `calls` (every
 action, exact), `before` (a reply sent first to the same pipeline, e.g. a body-less write) and `strict` (whether
 the `--harness off` baseline parses it to the same action, or must refuse it). `source` says where the shape
-comes from: `recorded` (verbatim replies of the embedded model), `field-notes` (FIELD-NOTES.md) or `synthetic`.
+comes from: `recorded` (verbatim replies of the embedded model), `field-notes` (replies the team saw from small
+models while building ph) or `synthetic`.
 """
 
 import json

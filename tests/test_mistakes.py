@@ -1,6 +1,6 @@
 """End to end: a scripted model makes each classic small-model mistake once, and the fix job still finishes."""
 
-# Each reply below is a mistake observed in small models (FIELD-NOTES.md), then the corrections.
+# Each reply below is a mistake small models make (tests/data/corpus.jsonl holds more of them), then the corrections.
 REPLIES = [
     "I will look at the code first.",  # prose, no action
     'Action: read("orders/pricing.py")',  # call syntax

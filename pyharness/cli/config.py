@@ -13,7 +13,7 @@ A repository is not trusted with limits: its `[tool.ph]` may name only a model, 
 machine (an Ollama model, an embedded pack by name, or `openai:MODEL` with no URL: the user's own server), and
 never one over the user's own choice (a flag, PH_MODEL or the user config file all win over it), so a repo cannot
 raise a budget, load a file of its choosing as a model, or send the prompt and OPENAI_API_KEY to a server of its
-choosing, not even a port on this machine (any local process may listen there; SAFETY-CASES.md case 75). Anything
+choosing, not even a port on this machine (any local process may listen there; docs/safety-cases.md case 75). Anything
 else there is ignored with a one-line note.
 """
 

@@ -20,7 +20,7 @@ class EvalConfig:
     harness: str = "on"
     protocol: str = "text"
     schedule: str = "default"
-    """A search.PRESETS name: the search schedule per mode."""
+    """A trials.schedule.PRESETS name: the trials schedule per mode."""
     without: str = "none"
     """A harness layer switched off (an ablation of harness=on), or 'none'."""
     sandbox: str = ""

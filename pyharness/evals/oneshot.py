@@ -15,7 +15,7 @@ FENCE = re.compile(r"```([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 
 def oneshot_message(task: StdoutTask) -> str:
     """The one user message of a oneshot run: the task and a request for the whole code in one fence (the same
-    message the search layer's first, greedy candidate is asked with)."""
+    message the trials' first, greedy candidate is asked with)."""
     from pyharness.trials.prompts import plain_request
     from pyharness.evals.tasks import task_message
 

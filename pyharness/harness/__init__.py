@@ -1,4 +1,4 @@
-"""harness: the deterministic layer every model reply passes through before anything runs (DESIGN.md §3), one module
+"""harness: the deterministic layer every model reply passes through before anything runs (docs/harness.md), one module
 per layer: parse, repair, validate (pipeline), loops, steer, context, lint, imports, confidence, rank, quotes, prose;
 the JSON reply protocol (`structured`), code merge, and the examples the prompts and format errors show (`examples`).
 

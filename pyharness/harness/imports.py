@@ -3,7 +3,7 @@
 lint repair: in a new test, a name pyflakes calls undefined is resolved to the one module of the repo that defines
 it at top level, or, if none does yet, to the one module path the task text names (`orders/shipping.py`). In any
 Python file, standard-library names get their import (`stdlib_imports`); anything ambiguous is left to the lint
-refusal. search repair (layer `stdimports`): each candidate gets the standard-library imports it forgot before it is
+refusal. Trials repair (layer `stdimports`): each candidate gets the standard-library imports it forgot before it is
 checked (`with_stdlib_imports`), whatever else it lacks.
 """
 

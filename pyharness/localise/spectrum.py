@@ -3,12 +3,13 @@
 The test files that hold the failing tests run once more in a subprocess, traced (`sys.settrace`) only while each
 test itself runs, counting for every line of the repo's non-test code how many failing and how many passing tests
 ran it. A line's suspiciousness is the Ochiai score, failed(line) / sqrt(failed * (failed(line) + passed(line))):
-1.0 for a line every failing test ran and no passing test did. On the mutant jobs' dev split the function holding
-the bug ranked first for 36 of 53 jobs this way, where "named in the traceback, then most lines run" put it in
-the first two for fewer (benchmarks/localise.py measures both).
+1.0 for a line every failing test ran and no passing test did. A line the passing tests also ran is less likely the
+bug, which "named in the traceback, then most lines run" cannot tell (benchmarks/localise.py measures both; the
+figures are in docs/results.md).
 
 The failing tests run first; the run has a deadline: past it, pytest stops after the current test and the counts
-so far are kept (more-itertools' 1,000-test file takes ~30 s traced, twice its plain run).
+so far are kept (a traced run takes about twice a plain one, and a real project's test file can hold a thousand
+tests).
 """
 
 import json

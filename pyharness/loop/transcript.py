@@ -51,7 +51,7 @@ class Transcript:
 
     def turn(self, step: int, new_messages: list[dict], reply, **fields) -> None:
         """One turn record: the messages the turn added, the raw reply with its timing and token counts, then `fields`
-        (action, interventions, observation, ok, ...): the one shape `ph show` reads for loop and search turns."""
+        (action, interventions, observation, ok, ...): the one shape `ph show` reads for loop and trial turns."""
         self.write("turn", step=step, new_messages=new_messages, reply=reply.text, finish_reason=reply.finish_reason,
                    stopped_early=reply.stopped_early, seconds=round(reply.seconds, 3),
                    prompt_tokens=reply.prompt_tokens, cached_tokens=reply.cached_tokens,

@@ -1,7 +1,8 @@
 """Choosing among candidates that all pass the visible checks, by how they agree on inputs nobody checked.
 
-On function tasks 7 of 8 misses passed every visible check (the given example and the task's own examples) and
-failed hidden ones: the search stopped at the first candidate that passed, with no better judge. Here a few more
+On function tasks most misses passed every visible check (the given example and the task's own examples) and failed
+hidden ones (docs/results.md): the trials stopped at the first candidate that passed, with no better judge. Here a few
+more
 candidates are sampled, and every passing one runs on probe inputs made from the task's example calls by small
 changes of one literal argument at a time (a number +-1, 0, negated; a string emptied, reversed, cut; a list emptied,
 reversed, cut, extended). The candidate whose results agree with the most others is kept; ties keep the earliest

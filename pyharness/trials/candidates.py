@@ -34,7 +34,7 @@ one-line changes in one reply, each checked as its own candidate; `spec` (fix mo
 anew from its signature and docstring, its buggy body not shown; elsewhere each is a plain request. `vote` is a
 plain request asked only after a candidate passed (function tasks): the passing ones are then chosen among by
 agreement on probe inputs (`pyharness.trials.agree`); before a pass, and where there is nothing to probe, it is skipped.
-`confirm` is a vote that also ends the search once two or more passing candidates all behave alike on the probes
+`confirm` is a vote that also ends the trials once two or more passing candidates all behave alike on the probes
 (the first pass confirmed), so a doubt costs more samples only where the samples disagree. `cloze` (fix mode): the
 next suspect statement masked and filled by the model (`pyharness.trials.cloze`); elsewhere a plain request."""
 

@@ -1,6 +1,6 @@
 """Cloze repair (fix mode's `cloze` framing): mask one suspect statement and let the model fill the hole.
 
-Shown the buggy function, a 1.5B model sends the bug back; with the buggy line masked it cannot copy it, and a
+Shown the buggy function, a small model sends the bug back; with the buggy line masked it cannot copy it, and a
 one-line infill costs a tenth of a function (AlphaRepair; Repilot). The holes are the statements
 `linerank.suspect_lines` ranks highest; each is asked for through the model's own fill-in-the-middle tokens
 (`Model.infill`, the window of CONTEXT_BEFORE lines above and CONTEXT_AFTER below, indentation given), or, where the
@@ -27,7 +27,8 @@ from pyharness.models.base import END_OF_TURN, ChatOptions, InfillOptions, Model
 from pyharness.workspace.tree import Workspace
 
 CONTEXT_BEFORE, CONTEXT_AFTER = 60, 25
-"""Lines of the file shown above and below the hole (the probe's window: 6 of 15 dev mutants restored greedy)."""
+"""Lines of the file shown above and below the hole: enough of the function and its neighbours for the model to see
+what the line must do, well inside its context (the window of the probe in docs/results.md)."""
 WINDOW_ALIGN = 40
 """The window above a hole starts on a line number that is a multiple of this (so CONTEXT_BEFORE to CONTEXT_BEFORE +
 WINDOW_ALIGN - 1 lines are shown): holes near each other then share the prompt's first tokens, and llama.cpp's prefix
@@ -35,8 +36,8 @@ cache re-reads only what follows the earlier hole (`benchmarks/cloze_window.py` 
 MAX_HOLES = 8
 """Suspect statements a run may mask, best ranked first."""
 DEEP_HOLES = 12
-"""With the layer `deepcloze`: suspect statements a run may mask (line-level localisation on the mutants dev split put
-the mutated line in the top 10 for 58 of 83 jobs, in the top 5 for 41)."""
+"""With the layer `deepcloze`: suspect statements a run may mask (the line ranking puts most bugs in its first ten,
+and rounds that spend no step can reach past MAX_HOLES: docs/results.md)."""
 MAX_SPAN = 6
 """A statement over this many lines is not masked (the infill would be a function's worth)."""
 SPACES = re.compile(r"\s+")
@@ -174,8 +175,8 @@ def try_order(fills: list[Fill]) -> list[Fill]:
 
 
 SAMPLES = 6
-"""Fills asked for per hole: greedy, then at the framing's temperature (the probe: one of 6 samples restored the
-line in 8 of 15 dev mutants, greedy alone in 6)."""
+"""Fills asked for per hole: greedy, then at the framing's temperature (samples restore lines greedy misses, and six
+cost a fraction of one whole-function candidate: docs/results.md)."""
 
 
 Check = Callable[[str, str, dict[str, str]], Candidate]

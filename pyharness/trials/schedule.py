@@ -1,4 +1,4 @@
-"""The search's schedules: which candidates it asks for, in order (kind@temperature), per mode and by name
+"""The trials' schedules: which candidates they ask for, in order (kind@temperature), per mode and by name
 (`ph eval --configs schedule=NAME`), and the one a run asks when none is given."""
 
 from pyharness.harness.pipeline import HarnessConfig
@@ -6,8 +6,8 @@ from pyharness.models.base import Model
 
 DEFAULT_SCHEDULE = "plain@0,plain@0.8,repair@0.5,plan@0.6,plain@1.0,repair@0.8,plan@0.9,plain@0.9"
 """The order candidates are asked for in (kind@temperature); the first is the greedy plain request (what the model
-alone is asked). On the dev tasks (stdout tasks outside slice20) every pass after the first came from a sample, and a
-greedy repair straight after the greedy attempt sent the same code back, so repairs come later and warmer."""
+alone is asked). Passes after the first come from samples, and a greedy repair straight after the greedy attempt
+sends the same code back (docs/results.md, the stdout tasks outside slice20), so repairs come later and warmer."""
 FIX_SCHEDULE = "plain@0,line@0,plain@0.8,line@0.7,repair@0.5,plan@0.6,plain@1.0,repair@0.8"
 """fix mode also asks for the wrong line in words (`line`): in the loop, a 1.5B model named the right line in prose
 more often than it rewrote the function right."""
@@ -35,7 +35,7 @@ cloze rounds asks such a model in chat: `cloze.sample_hole`)."""
 
 def default_schedule(mode: str, harness: HarnessConfig, model: Model) -> str:
     """The mode's schedule: fix mode's with cloze rounds when the layer `cloze` is on and the model fills holes
-    natively (asked in chat, the probe's model restored 1 masked line of 15, natively 6 greedy)."""
+    natively (asked in chat, a masked line seldom comes back right: docs/results.md)."""
     if mode != "fix":
         return DEFAULT_SCHEDULE
     return CLOZE_SCHEDULE if harness.on("cloze") and getattr(model, "fim", False) else FIX_SCHEDULE

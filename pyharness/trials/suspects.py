@@ -26,8 +26,8 @@ FENCED = re.compile(r"```[A-Za-z0-9_+-]*[^\n]*\n(.*?)```", re.DOTALL)
 MAX_UNITS, MAX_UNIT_LINES = 2, 60
 MAX_TRACEBACK_CHARS, MAX_CONSTANT_CHARS = 6000, 3000
 """A traceback (pytest prints a whole huge repr) and each constant shown beside the suspects (a lookup table can be
-thousands of lines) are cut to their head and tail, so a candidate prompt fits the model's context (a guard for
-huge output: no mutated function of the 167 mutant jobs uses a constant over 2,606 characters)."""
+thousands of lines) are cut to their head and tail, so a candidate prompt fits the model's context (a guard for huge
+output: the constants real suspects use are far shorter)."""
 
 
 @dataclass
@@ -51,7 +51,7 @@ class FixTarget(Target):
 
     def __init__(self, ws: Workspace, failing: str, error: str, traceback: str, ran: RunTrace | None):
         self.failing, self.error = failing, error
-        self.traceback = head_tail(traceback, MAX_TRACEBACK_CHARS)  # a huge repr in one filled 34k tokens
+        self.traceback = head_tail(traceback, MAX_TRACEBACK_CHARS)  # one huge repr can fill the whole context
         self.units = suspects(ws, traceback, ran or RunTrace(), failing)
         self.constants = _constants(ws, self.units)
         self.test = test_source(ws, failing)

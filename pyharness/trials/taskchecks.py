@@ -1,7 +1,7 @@
 """Checks read from a task's own text: doctest `>>>` lines and prose examples ("f(x) == y", "f(x) ➞ y").
 
 A visible example is a weak judge (a program can pass it and fail hidden cases; a stub passes an example
-that expects None). The examples a task states in its text are free extra checks: search runs them beside
+that expects None). The examples a task states in its text are free extra checks: the trials run them beside
 the given example to choose among candidates and to decide when one is good enough.
 """
 

@@ -29,7 +29,7 @@ class Verdict:
     accepted: bool = False
     """The mode's own check passes (the example, the suite), even where an example read from the task text
     does not: such an example may be wrong (HumanEval's own docstrings hold a few), so it ranks candidates
-    and keeps the search going, but does not make a candidate that passes the real check a failure."""
+    and keeps the trials going, but does not make a candidate that passes the real check a failure."""
 
     @property
     def rank(self) -> tuple:

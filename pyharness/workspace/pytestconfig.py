@@ -3,9 +3,9 @@
 Left to itself, pytest walks up from its arguments to the first `pytest.ini`/`tox.ini`/`setup.cfg`/`pyproject.toml`
 it finds and loads every `conftest.py` from that rootdir down; a repo under `/tmp` (or in any folder a stranger can
 write) would then run a conftest ph never saw and take options (`addopts = --junitxml=...`) from an ini file outside
-the repo (SAFETY-CASES.md case 71). `pinned_args` finds the repo's own config the way pytest would, but only from the
-targets' folder up to the repo root, and names it, the rootdir and the conftest cut-off explicitly: the repo's own
-settings apply as before; nothing above the repo is read.
+the repo (docs/safety-cases.md case 71). `pinned_args` finds the repo's own config the way pytest would, but only
+from the targets' folder up to the repo root, and names it, the rootdir and the conftest cut-off explicitly: the
+repo's own settings apply as before; nothing above the repo is read.
 """
 
 import configparser

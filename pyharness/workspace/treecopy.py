@@ -4,7 +4,7 @@
 copies a folder from outside the repo into the copy that the tests then read, and `up -> ..` recurses. Here a
 symlink is recreated only when it points to a file or folder inside the tree (as a relative link, so it points
 inside the copy too); every other link, and anything that is not a regular file or a folder (FIFOs, devices,
-sockets), is left out (SAFETY-CASES.md case 66).
+sockets), is left out (docs/safety-cases.md case 66).
 """
 
 import os
