@@ -61,7 +61,7 @@ def drive():
 
     def run(repo: Path, mode: str, task: str, replies: list[str], *, max_steps: int = 20, harness: str = "on",
             default_write_path: str | None = None, trials: bool = False):
-        # these replies speak the action protocol of the loop; the trials layer (tests/test_search.py) asks for
+        # these replies speak the action protocol of the loop; the trials layer (tests/trials/) asks for
         # plain code instead, so it is off here unless a test asks for it
         layers = None if trials or harness != "on" else LOOP_LAYERS
         model = ScriptedModel(replies=replies)

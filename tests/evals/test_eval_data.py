@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-STDOUT_DIR = Path(__file__).resolve().parents[1] / "evals" / "stdout"
+STDOUT_DIR = Path(__file__).resolve().parents[2] / "evals" / "stdout"
 TASKS_DIR = STDOUT_DIR / "tasks"
 TASK_PATHS = sorted(TASKS_DIR.glob("*.json"))
 TASK_IDS = [p.stem for p in TASK_PATHS]

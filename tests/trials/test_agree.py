@@ -5,7 +5,7 @@ from pyharness.evals.runner import make_stdout_repo
 from pyharness.evals.tasks import task_message
 from pyharness.evals.tasks import Case, StdoutTask
 from pyharness.trials.taskchecks import CallCheck
-from tests.test_search import run
+from tests.trials.test_trials import run
 
 
 def test_seed_calls_are_the_checks_and_the_example_drivers_call():

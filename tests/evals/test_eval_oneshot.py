@@ -13,7 +13,7 @@ from pyharness.evals.tasks import Case, StdoutTask, load_task_dir
 from pyharness.evals.oneshot import extract_code, oneshot_message
 from pyharness.loop.transcript import read_transcript
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SHOUT = {"id": "shout", "prompt": "Read one line and print it in upper case.",
          "example": {"stdin": "hi there\n", "stdout": "HI THERE\n"},
          "hidden": [{"stdin": "abc\n", "stdout": "ABC\n"}, {"stdin": "x y\n", "stdout": "X Y\n"}],

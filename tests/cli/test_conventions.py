@@ -22,7 +22,7 @@ OLLAMA_DOWN = "http://127.0.0.1:9"
 
 
 def ph(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1]), **(env or {})}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2]), **(env or {})}
     return subprocess.run([sys.executable, "-m", "pyharness.cli", *args], capture_output=True, text=True,
                           timeout=120, cwd=cwd, env=env)
 
@@ -101,7 +101,7 @@ def fake_llama(tmp_path: Path, body: str) -> str:
     folder = tmp_path / "fake"
     (folder / "llama_cpp").mkdir(parents=True)
     (folder / "llama_cpp" / "__init__.py").write_text(body)
-    return f"{folder}{os.pathsep}{Path(__file__).parents[1]}"
+    return f"{folder}{os.pathsep}{Path(__file__).parents[2]}"
 
 
 def present_pack(tmp_path: Path) -> Path:

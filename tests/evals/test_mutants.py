@@ -15,7 +15,7 @@ from pyharness.evals.mutants import MutantJob, build, check, judging_test_file, 
 from pyharness.evals.projects import Project, fetch, unpack
 from pyharness.evals.mutate import OPERATORS, mutate, sites
 
-FIXTURE = Path(__file__).parent / "data" / "mutant_project"
+FIXTURE = Path(__file__).parents[1] / "data" / "mutant_project"
 SOURCE = '''def f(a, b=3):
     """Doc 5."""
     if a < b and not a or a is not None:
@@ -155,7 +155,7 @@ def test_cli_check_from_a_local_project():
 
 
 def test_the_committed_manifest_meets_the_issue():
-    data = json.loads((Path(__file__).parents[1] / "evals" / "mutants" / "jobs.json").read_text())
+    data = json.loads((Path(__file__).parents[2] / "evals" / "mutants" / "jobs.json").read_text())
     jobs = data["jobs"]
     assert len(jobs) >= 150 and len({j["project"] for j in jobs}) >= 3
     assert sum(j["large"] for j in jobs) >= 40
@@ -186,7 +186,7 @@ def test_eval_runs_a_mutant_job_and_scores_it_on_its_own_tests(fixture_jobs, tmp
 def test_the_job_lists_name_known_jobs_of_their_own_split():
     import json
 
-    evals = Path(__file__).resolve().parents[1] / "evals" / "mutants"
+    evals = Path(__file__).resolve().parents[2] / "evals" / "mutants"
     split = {j["id"]: j["split"] for j in json.loads((evals / "jobs.json").read_text())["jobs"]}
     lists = {p.name: [ln.split("#")[0].strip() for ln in p.read_text().splitlines() if ln.split("#")[0].strip()]
              for p in evals.glob("*.txt")}

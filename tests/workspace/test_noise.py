@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from pyharness.workspace.noise import PYTEST_QUIET_ARGS, QUIET_ENV, normalise, truncate
 
-DATA = Path(__file__).parent / "data" / "noise"
+DATA = Path(__file__).parents[1] / "data" / "noise"
 ROOTS = {entry["file"]: entry["root"] for entry in json.loads((DATA / "roots.json").read_text(encoding="utf-8"))}
 
 FAILING_TEST = """import os

@@ -272,7 +272,7 @@ def test_a_run_with_no_model_named_says_which_it_picked(orders, httpserver, monk
 
 
 def test_the_readme_config_example_is_a_valid_config_file(tmp_path, user_config):
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     example = readme.split("### Choosing a model", 1)[1].split("```toml\n", 1)[1].split("```", 1)[0]
     user_config(example)
     got = effective({}, {"model": None, "max_steps": 20, "max_seconds": 900.0, "test_timeout": 120.0, "stream": False},

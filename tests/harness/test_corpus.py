@@ -18,7 +18,7 @@ from pyharness.errors import FormatError
 from pyharness.harness.pipeline import HarnessConfig, Pipeline
 from pyharness.loop.jobs import MODE_ACTIONS
 
-CORPUS = Path(__file__).parent / "data" / "corpus.jsonl"
+CORPUS = Path(__file__).parents[1] / "data" / "corpus.jsonl"
 CASES = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
@@ -96,7 +96,7 @@ def test_corpus_size_sources_and_ids():
 
 def test_recorded_cases_are_verbatim_replies_of_the_model():
     recorded = set()
-    for path in (Path(__file__).parent / "data" / "recorded").glob("*.jsonl"):
+    for path in (Path(__file__).parents[1] / "data" / "recorded").glob("*.jsonl"):
         for line in path.read_text(encoding="utf-8").splitlines():
             record = json.loads(line)
             if record.get("event") == "turn":

@@ -7,7 +7,7 @@ from pyharness.harness.pipeline import HarnessConfig, Pipeline
 from pyharness.loop.jobs import MODE_ACTIONS
 from pyharness.models.scripted import load_replies
 
-RECORDED = Path(__file__).parent / "data" / "recorded"
+RECORDED = Path(__file__).parents[1] / "data" / "recorded"
 
 
 def pipeline(mode: str) -> Pipeline:
@@ -40,7 +40,7 @@ def test_recorded_fix_edit_applies_despite_the_copied_indent():
 
     replies = load_replies(RECORDED / "demo-fix.jsonl")
     edit = pipeline("fix").process_all(replies[1])[1]
-    source = (Path(__file__).parents[1] / "demo/orders/orders/pricing.py").read_text()
+    source = (Path(__file__).parents[2] / "demo/orders/orders/pricing.py").read_text()
     buggy = source.replace("line.quantity >= BULK_THRESHOLD", "line.quantity > BULK_THRESHOLD")
     (search, replace), = blocks(Args(**edit.args))
     assert apply(buggy, search, replace, "orders/pricing.py") == source

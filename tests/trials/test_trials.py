@@ -16,7 +16,7 @@ from pyharness.models.scripted import ScriptedModel
 from pyharness.loop.session import run_job
 from pyharness.loop.transcript import read_transcript
 
-EVALS = Path(__file__).resolve().parents[1] / "evals"
+EVALS = Path(__file__).resolve().parents[2] / "evals"
 
 SUM_TASK = StdoutTask(
     id="t_sum", prompt="Read integers, one per line, and print their sum.",

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-JOBS_DIR = Path(__file__).resolve().parents[1] / "evals" / "jobs"
+JOBS_DIR = Path(__file__).resolve().parents[2] / "evals" / "jobs"
 JOB_DIRS = sorted(p.parent for p in JOBS_DIR.glob("*/job.json"))
 JOBS = {d.name: json.loads((d / "job.json").read_text(encoding="utf-8")) for d in JOB_DIRS}
 FIX_IDS = [name for name, job in JOBS.items() if job.get("mode") == "fix"]

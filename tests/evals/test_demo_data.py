@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-DEMO = Path(__file__).resolve().parents[1] / "demo"
+DEMO = Path(__file__).resolve().parents[2] / "demo"
 ORDERS = DEMO / "orders"
 JOBS = json.loads((DEMO / "jobs.json").read_text(encoding="utf-8"))
 BY_NAME = {job["name"]: job for job in JOBS}

@@ -11,7 +11,7 @@ from pathlib import Path
 from scalekit import SHOUT, write_program, write_replies, write_tasks
 from test_readme_install import check_ph
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NO_RAY = "import sys; sys.modules['ray'] = None\n"
 """Run before ph in a child Python: `import ray` then fails as it does where Ray is not installed."""
 
