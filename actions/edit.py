@@ -16,6 +16,10 @@ FENCED = re.compile(r"^[ \t]*```[\w+\-.]*[^\n]*\n(.*?)^[ \t]*```", re.MULTILINE 
 
 
 class Args(BaseModel):
+    """An edit's arguments. `search`/`replace` are the two halves of a SEARCH/REPLACE block given as arguments: names
+    the model writes itself (the embedded model's recorded replies use them), kept as it writes them, like the
+    action names."""
+
     path: str = Field(description="file to change")
     body: str | None = Field(default=None, description="SEARCH/REPLACE blocks (sent after the Action line)")
     search: str | None = Field(default=None, description="exact text to replace (instead of a body block)")
