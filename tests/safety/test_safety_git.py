@@ -100,7 +100,7 @@ def test_a_ph_fix_run_in_a_repo_whose_config_runs_code_runs_none_of_it(tree):
     direct = subprocess.run(["git", "ls-files"], cwd=tree.repo, capture_output=True, timeout=30)
     assert direct.returncode == 0 and ran(markers) == ["MARKER"]  # the hole is real: plain git runs it
     (markers / "MARKER").unlink()
-    loop = HarnessConfig.parse_spec("on", ",".join(name for name in LAYERS if name != "search"))
+    loop = HarnessConfig.parse_spec("on", ",".join(name for name in LAYERS if name != "trials"))
     result = run_job(tree.repo, "fix", "", ScriptedModel(replies=[FIX]), harness=loop)
     assert result.outcome == "done", result.reason
     assert (tree.repo / "calc.py").read_text() == BUGGY.replace("a - b", "a + b")

@@ -20,7 +20,7 @@ from pyharness.evals.bugs import BugJob, check, read_manifest
 from pyharness.evals.projects import Project, unpack
 from tests.venvkit import WITH_PYTEST, make_venv
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SIZEFMT = "def fmt(n):\n    return f'{n} items'\n"
 """A stand-in dependency that only the project's venv has."""
 OPS_V0 = '''import sizefmt
