@@ -6,8 +6,8 @@ import re
 from pydantic import BaseModel, Field
 
 from pyharness.actions.base import Action, Context, Observation
-from pyharness.harness.codemerge import merge_definitions
 from pyharness.errors import ActionError
+from pyharness.harness.codemerge import merge_definitions
 
 BLOCK = re.compile(r"^[ \t]*<{5,9} ?SEARCH[^\n]*\n(.*?)^[ \t]*={5,9}[ \t]*\n(.*?)^[ \t]*>{5,9} ?REPLACE[^\n]*$",
                    re.MULTILINE | re.DOTALL)

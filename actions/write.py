@@ -5,8 +5,8 @@ import ast
 from pydantic import BaseModel, Field
 
 from pyharness.actions.base import Action, Context, Observation
-from pyharness.harness.codemerge import merge_definitions
 from pyharness.errors import ActionError
+from pyharness.harness.codemerge import merge_definitions
 
 
 class Args(BaseModel):

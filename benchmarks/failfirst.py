@@ -22,8 +22,8 @@ sys.path.insert(0, str(ROOT))
 
 def measure(split: str, per_project: int, repeat: int) -> dict[str, dict[bool, list[float]]]:
     from pyharness.actions.base import Context
-    from pyharness.loop.jobs import Job
     from pyharness.evals.mutants import load_jobs
+    from pyharness.loop.jobs import Job
     from pyharness.trials.verdicts import UNMEASURED, check_in_scratch
     from pyharness.workspace.tree import Workspace
 

@@ -54,9 +54,9 @@ def measure(job_id: str | None) -> dict:
     """The figures of the checkout on sys.path, on one sympy mutant job."""
     from pyharness.actions import CORE
     from pyharness.actions.base import Context
-    from pyharness.loop.jobs import Job
     from pyharness.evals.mutants import MutantJob
     from pyharness.evals.projects import PROJECTS, cache_root
+    from pyharness.loop.jobs import Job
     from pyharness.loop.prompts import system_prompt
     from pyharness.workspace.tree import Workspace
 

@@ -28,8 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 def measure(split: str, pattern: str) -> list[dict]:
     """One record per job of the checkout on sys.path: where the suspects are and whether one holds the bug."""
     from pyharness.actions.base import Context
-    from pyharness.loop.jobs import Job
     from pyharness.evals.mutants import load_jobs
+    from pyharness.loop.jobs import Job
     from pyharness.trials.suspects import suspects
     from pyharness.workspace.tree import Workspace
 

@@ -10,12 +10,11 @@ figures; asserts nothing.
 import argparse
 import time
 
+from pyharness.evals.oneshot import extract_code, oneshot_message
 from pyharness.evals.suites import load_suite
-
 from pyharness.evals.tasks import score_source, select
 from pyharness.models.base import END_OF_TURN, ChatOptions
 from pyharness.models.resolve import resolve_model
-from pyharness.evals.oneshot import extract_code, oneshot_message
 from pyharness.trials.driver import first_block_closed
 
 

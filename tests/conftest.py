@@ -4,14 +4,14 @@ import signal
 from pathlib import Path
 
 import pytest
+from runkit import LOOP_LAYERS
 
-from pyharness.loop.agent import AgentConfig
 from pyharness.evals.demo import load_jobs, make_repo
 from pyharness.harness.pipeline import HarnessConfig
-from pyharness.models.scripted import ScriptedModel
+from pyharness.loop.agent import AgentConfig
 from pyharness.loop.session import run_job
 from pyharness.loop.transcript import read_transcript
-from runkit import LOOP_LAYERS
+from pyharness.models.scripted import ScriptedModel
 
 
 def pytest_configure(config):

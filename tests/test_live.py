@@ -5,8 +5,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from runkit import live_pack
+
 from pyharness.loop.transcript import latest_runs, read_transcript
 
 pytestmark = pytest.mark.live
@@ -82,10 +82,10 @@ def test_live_protocol_json_holds_the_reply_to_the_schema():
 
     from pyharness.actions import registry
     from pyharness.harness.pipeline import HarnessConfig, Pipeline
+    from pyharness.harness.structured import as_action_text, reply_schema
+    from pyharness.loop.prompts import system_prompt
     from pyharness.models.base import ChatOptions
     from pyharness.models.llamacpp import LlamaCppModel
-    from pyharness.loop.prompts import system_prompt
-    from pyharness.harness.structured import as_action_text, reply_schema
 
     actions = registry()
     model = LlamaCppModel(live_pack(), name=MODEL)

@@ -1,7 +1,6 @@
 """Check for the demo "run" job (copied into tests/ only at check time)."""
 
 import pytest
-
 from orders.lines import OrderLine
 from orders.tax import line_tax, tax_rate
 

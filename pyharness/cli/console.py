@@ -18,10 +18,10 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from pyharness.workspace import sandbox
-from pyharness.runstate import RunResult
 from pyharness.cli.recap import Recap, shown_path, unified
 from pyharness.loop.refusals import summary
+from pyharness.runstate import RunResult
+from pyharness.workspace import sandbox
 
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 """What a terminal would act on rather than show: every C0 and C1 control character but tab and newline (ESC starts

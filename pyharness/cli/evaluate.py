@@ -21,7 +21,6 @@ from pyharness.cli.options import (
     use_sandbox,
 )
 
-
 EXAMPLES = ("Example: ph eval jobs --model ollama:qwen2.5-coder:7b --configs harness=on,off --repeat 3\n\n"
             "On servers through Ray: ph eval stdout --on ray --model openai:qwen@http://10.0.0.1:8000/v1,"
             "http://10.0.0.2:8000/v1 --per-server 8")
@@ -93,14 +92,14 @@ def eval_(
 
     from rich.console import Console
 
+    from pyharness.cli.evalview import EvalView, show_errors
     from pyharness.errors import ModelError, UserError
-    from pyharness.evals.report import intervention_lines, latest, read_results, summary_table, write_reports
     from pyharness.evals.configs import parse_configs
+    from pyharness.evals.mutants import mutant_counts
+    from pyharness.evals.report import intervention_lines, latest, read_results, summary_table, write_reports
     from pyharness.evals.runner import EvalPlan, Models, pending, plan_records, run_eval
     from pyharness.evals.suites import check_task, load_suite
     from pyharness.evals.tasks import select
-    from pyharness.cli.evalview import EvalView, show_errors
-    from pyharness.evals.mutants import mutant_counts
 
     console = Console(soft_wrap=True, highlight=False, stderr=json_out)  # --json: stdout holds only the object
     notes: list[str] = []
@@ -126,8 +125,8 @@ def eval_(
 
             interpreter = choose(None, (python, "--python"))
         if from_path is not None:
-            from pyharness.evals.tasks import Suite
             from pyharness.evals.mutants import local_jobs
+            from pyharness.evals.tasks import Suite
 
             if suite != "mutants":
                 raise UserError("--from goes with the mutants suite: ph eval mutants --from PATH")

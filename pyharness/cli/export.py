@@ -41,11 +41,11 @@ def export_dpo(runs: RunsArg, out: OutOpt, repo: RepoOpt = None, allow_foreign: 
 
 
 def _export(paths: list[Path], out: Path, repo: Path | None, allow_foreign: bool, rows, kind: str, noun: str) -> None:
-    from pyharness.cli.options import repo_root
     from pyharness.cli.console import inert
+    from pyharness.cli.options import repo_root
     from pyharness.errors import UserError
-    from pyharness.export.training import Tally, write_rows
     from pyharness.export.runlog import foreign, read_runs
+    from pyharness.export.training import Tally, write_rows
 
     try:
         working = repo_root(repo)
@@ -94,12 +94,12 @@ def distill(
     """Harness-aware distillation: run the suite with the student in the loop, ask the teacher at each loop step with
     and without the harness's additions, keep the steps where its action differs and the record agrees."""
     from pyharness.cli.console import inert
-    from pyharness.export.distill import Distiller, StudentTap, run_distill
     from pyharness.errors import ModelError, UserError
     from pyharness.evals.configs import parse_configs
     from pyharness.evals.runner import EvalPlan, Models
     from pyharness.evals.suites import load_suite
     from pyharness.evals.tasks import select
+    from pyharness.export.distill import Distiller, StudentTap, run_distill
     from pyharness.models.resolve import auto_model, resolve_model
 
     use_sandbox(sandbox)

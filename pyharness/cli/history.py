@@ -34,8 +34,8 @@ def log(
 ) -> None:
     """List the latest runs in the repo (newest first): outcome, steps, tokens, seconds."""
     from pyharness.cli.console import inert
-    from pyharness.errors import UserError
     from pyharness.cli.jsonview import run_entry, write
+    from pyharness.errors import UserError
     from pyharness.loop.transcript import latest_runs, read_transcript
 
     try:

@@ -12,13 +12,13 @@ import typer
 
 from pyharness.cli.app import app, fail
 from pyharness.cli.options import (
-    ProtocolOpt,
     EscalateOpt,
-    PythonOpt,
     HarnessOpt,
     JsonOpt,
     LayersOpt,
     ModelOpt,
+    ProtocolOpt,
+    PythonOpt,
     QuietOpt,
     RepoOpt,
     SandboxOpt,
@@ -98,10 +98,10 @@ def _job(
     from pyharness.cli.console import RunView, inert
     from pyharness.errors import ModelError, UserError
     from pyharness.harness.pipeline import HarnessConfig
-    from pyharness.workspace.interrupts import CtrlC
-    from pyharness.models.resolve import resolve_model
     from pyharness.loop.session import run_job
+    from pyharness.models.resolve import resolve_model
     from pyharness.runstate import Interrupted
+    from pyharness.workspace.interrupts import CtrlC
 
     as_json = mode if json_out else None
     if mode != "fix" and not task.strip():
@@ -285,11 +285,11 @@ def demo(
     """Run the four first-run jobs on a fresh copy of demo/orders and print a table."""
     from rich.console import Console
 
-    from pyharness.loop.agent import AgentConfig
     from pyharness.cli.console import RunView, jobs_table, safe
-    from pyharness.evals.demo import run_demo
     from pyharness.errors import ModelError, UserError
+    from pyharness.evals.demo import run_demo
     from pyharness.harness.pipeline import HarnessConfig
+    from pyharness.loop.agent import AgentConfig
 
     console = Console()
     unknown = sorted(set(only or []) - {"ask", "fix", "add", "run"})

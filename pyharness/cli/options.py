@@ -134,8 +134,8 @@ def settings_for(root: Path | None, **values):
 def repo_root(repo: Path | None) -> Path:
     """The repo to work in: --repo as given (a UserError when it is missing or a file); without --repo, the top of
     the git work tree that holds the current folder (said on stderr when that is not the current folder)."""
-    from pyharness.workspace.gitops import toplevel
     from pyharness.loop.session import check_repo
+    from pyharness.workspace.gitops import toplevel
 
     path = check_repo(repo if repo is not None else Path("."))
     top = toplevel(path) if repo is None else None

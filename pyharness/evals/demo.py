@@ -8,13 +8,13 @@ from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 
+from pyharness.harness.pipeline import HarnessConfig
 from pyharness.loop.runs import AgentConfig
+from pyharness.loop.session import run_job
+from pyharness.models.base import Model
 from pyharness.runstate import RunResult
 from pyharness.workspace.gitops import snapshot_repo
 from pyharness.workspace.interpreter import Interpreter
-from pyharness.harness.pipeline import HarnessConfig
-from pyharness.models.base import Model
-from pyharness.loop.session import run_job
 from pyharness.workspace.testrun import run_pytest
 from pyharness.workspace.tree import SKIP_DIRS
 

@@ -20,6 +20,7 @@ from pyharness.evals.projects import LARGE_TREE, PROJECTS, fetch, sha256_of
 from pyharness.workspace.testrun import TestRun, run_pytest
 from pyharness.workspace.tree import SKIP_DIRS
 
+
 @dataclass
 class MutantJob:
     """One sound mutant: where it is, what changed, which tests it breaks."""

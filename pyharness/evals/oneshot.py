@@ -4,11 +4,11 @@ import re
 import time
 from pathlib import Path
 
-from pyharness.runstate import Outcome, RunResult
 from pyharness.errors import ModelError
 from pyharness.evals.tasks import StdoutTask
-from pyharness.models.base import END_OF_TURN, ChatOptions, Model, Reply
 from pyharness.loop.transcript import Transcript
+from pyharness.models.base import END_OF_TURN, ChatOptions, Model, Reply
+from pyharness.runstate import Outcome, RunResult
 
 FENCE = re.compile(r"```([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 
@@ -16,8 +16,8 @@ FENCE = re.compile(r"```([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 def oneshot_message(task: StdoutTask) -> str:
     """The one user message of a oneshot run: the task and a request for the whole code in one fence (the same
     message the trials' first, greedy candidate is asked with)."""
-    from pyharness.trials.prompts import plain_request
     from pyharness.evals.tasks import task_message
+    from pyharness.trials.prompts import plain_request
 
     return plain_request(task_message(task))
 

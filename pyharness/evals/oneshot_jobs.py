@@ -11,13 +11,13 @@ import re
 import time
 from pathlib import Path
 
-from pyharness.runstate import RunResult
-from pyharness.harness.codemerge import merge_functions
 from pyharness.errors import ActionError
-from pyharness.models.base import END_OF_TURN, ChatOptions, Model
 from pyharness.evals.oneshot import FENCE, ask_once, finish_once
-from pyharness.workspace.testrun import run_pytest
+from pyharness.harness.codemerge import merge_functions
 from pyharness.loop.transcript import Transcript
+from pyharness.models.base import END_OF_TURN, ChatOptions, Model
+from pyharness.runstate import RunResult
+from pyharness.workspace.testrun import run_pytest
 from pyharness.workspace.tree import Workspace
 
 MAX_FILE_LINES, MAX_CONTEXT_CHARS, OUTPUT_LINES = 400, 24_000, 60

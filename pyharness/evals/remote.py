@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from pyharness.errors import ModelError, UserError
-from pyharness.evals.runner import EvalPlan, RunSpec, perform
 from pyharness.evals.records import RunOutput
+from pyharness.evals.runner import EvalPlan, RunSpec, perform
 from pyharness.evals.servers import SERVED, ModelTarget
 from pyharness.models.base import Model
 

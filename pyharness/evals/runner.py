@@ -9,31 +9,31 @@ import socket
 import tempfile
 import threading
 import time
-from contextlib import nullcontext
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
-from pyharness.workspace import sandbox
-from pyharness.workspace.interpreter import Interpreter
-from pyharness.loop.runs import AgentConfig
-from pyharness.runstate import Outcome, RunResult
 from pyharness.errors import ModelError
+from pyharness.evals.bugs import BugJob
 from pyharness.evals.configs import EvalConfig
+from pyharness.evals.mutants import MutantJob
+from pyharness.evals.oneshot import run_oneshot
+from pyharness.evals.oneshot_jobs import run_oneshot_job
 from pyharness.evals.records import ResultsFile, RunOutput
 from pyharness.evals.report import read_results, record_key
 from pyharness.evals.stdoutrepo import make_stdout_repo
 from pyharness.evals.tasks import JobTask, StdoutTask, Task, score_source, task_message
 from pyharness.harness.pipeline import HarnessConfig
+from pyharness.loop.runs import AgentConfig
 from pyharness.models.base import Model
-from pyharness.evals.bugs import BugJob
-from pyharness.evals.mutants import MutantJob
-from pyharness.evals.oneshot import run_oneshot
-from pyharness.evals.oneshot_jobs import run_oneshot_job
+from pyharness.runstate import Outcome, RunResult
 from pyharness.trials.schedule import PRESETS
+from pyharness.workspace import sandbox
+from pyharness.workspace.interpreter import Interpreter
 
 
 @dataclass

@@ -7,8 +7,18 @@ import tempfile
 from pathlib import Path
 
 from pyharness.errors import UserError
-from pyharness.evals.tasks import (JOB_MODES, JobTask, StdoutTask, Suite, Task, TaskCheck, TaskError, evals_dir,
-                                   load_task_dir, score_source)
+from pyharness.evals.tasks import (
+    JOB_MODES,
+    JobTask,
+    StdoutTask,
+    Suite,
+    Task,
+    TaskCheck,
+    TaskError,
+    evals_dir,
+    load_task_dir,
+    score_source,
+)
 
 
 def load_suite(spec: str) -> Suite:
@@ -93,7 +103,8 @@ def check_task(task: Task) -> TaskCheck:
     """Run the task's reference (must pass) and an empty solution (must fail)."""
     if isinstance(task, JobTask):
         return _check_job(task)
-    from pyharness.evals.bugs import BugJob, check as check_bug
+    from pyharness.evals.bugs import BugJob
+    from pyharness.evals.bugs import check as check_bug
 
     if isinstance(task, BugJob):
         return TaskCheck(task.id, *check_bug(task))
@@ -112,8 +123,8 @@ def check_task(task: Task) -> TaskCheck:
 
 
 def _check_job(task: JobTask) -> TaskCheck:
-    from pyharness.runstate import Outcome, RunResult
     from pyharness.evals.demo import check, make_repo
+    from pyharness.runstate import Outcome, RunResult
 
     job = task.job
     with tempfile.TemporaryDirectory(prefix="ph-check-") as tmp:

@@ -31,16 +31,16 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pyharness.export.canonical import canonical_reply, read_call, same_args
 from pyharness.evals.runner import EvalPlan, Models, run_eval
+from pyharness.export.canonical import canonical_reply, read_call, same_args
+from pyharness.export.runlog import RunLog, Step, read_runs
 from pyharness.export.training import run_problem, source, step_problem
 from pyharness.harness.pipeline import CHANGES, HarnessConfig, Pipeline
 from pyharness.loop.jobs import Job
+from pyharness.loop.session import offered
 from pyharness.models.base import ChatOptions, Model
 from pyharness.models.retry import chat_with_retries
 from pyharness.workspace.redact import redact, redact_data
-from pyharness.export.runlog import RunLog, Step, read_runs
-from pyharness.loop.session import offered
 from pyharness.workspace.tree import Workspace
 
 LISTING = r"[\w.]+ is defined in \S+ \(lines \d+-\d+\):\n"

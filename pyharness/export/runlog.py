@@ -13,8 +13,8 @@ import tarfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pyharness.workspace import gitops
 from pyharness.errors import UserError
+from pyharness.workspace import gitops
 
 COMMIT = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 ARCHIVES = (".tar.gz", ".tgz")

@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pyharness.actions import registry
-from pyharness.trials.candidates import extract_code
 from pyharness.export.canonical import canonical_reply, fenced, reads_back
-from pyharness.workspace.redact import redact_data
 from pyharness.export.runlog import RunLog, Step, undone
+from pyharness.trials.candidates import extract_code
+from pyharness.workspace.redact import redact_data
 
 NO_ACTION, CUT_OFF, REFUSED, LOOPING = "no valid action", "cut off", "refused", "flagged as a loop"
 INVALID, UNDONE, UNFINISHED, ONESHOT = "run invalid", "change undone", "run unfinished", "one-shot run"

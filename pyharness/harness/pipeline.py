@@ -8,8 +8,8 @@ from pydantic import ValidationError
 
 from pyharness.errors import FormatError
 from pyharness.harness.call import ActionCall, ActionSpec, Intervention, RawCall
-from pyharness.harness.parse import STRICT_LINE, OBSERVATION, clean, code_blocks, find_calls, first_fence
 from pyharness.harness.examples import EXAMPLE_PATH
+from pyharness.harness.parse import OBSERVATION, STRICT_LINE, clean, code_blocks, find_calls, first_fence
 from pyharness.harness.prose import prose_edit
 from pyharness.harness.quotes import ToolOutput
 from pyharness.harness.repair import repair, resolve_name

@@ -7,9 +7,8 @@ from dataclasses import dataclass
 
 import json_repair
 
-from pyharness.harness.call import RawCall
-from pyharness.harness.call import ActionSpec
 from pyharness.errors import FormatError
+from pyharness.harness.call import ActionSpec, RawCall
 
 # key -> the argument it usually means; applied only when the action has that argument and not the key.
 SYNONYMS: dict[str, tuple[str, ...]] = {

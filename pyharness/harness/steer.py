@@ -1,8 +1,7 @@
 """steer: per-call hints and refusals that point the model at its next useful action (never a ban)."""
 
-from pyharness.harness.call import ActionSpec
 from pyharness.errors import ActionError
-from pyharness.harness.call import ActionCall, Intervention
+from pyharness.harness.call import ActionCall, ActionSpec, Intervention
 from pyharness.harness.examples import example_of
 from pyharness.harness.parse import edit_pairs
 from pyharness.workspace.tree import Workspace

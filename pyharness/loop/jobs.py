@@ -7,14 +7,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pyharness.actions.base import Context, Observation
-from pyharness.loop.citations import check_answer
 from pyharness.errors import ActionError, Done, StopRun
 from pyharness.localise.filerank import tests_query
 from pyharness.localise.linetrace import RunTrace
+from pyharness.loop.citations import check_answer
 from pyharness.loop.prompts import add_task, ask_task, fix_task, related_source, repo_map, run_task
 from pyharness.workspace.testrun import TestRun, check_judge, judge_files, run_in_tree, run_pytest
-from pyharness.workspace.treecopy import copy_tree
 from pyharness.workspace.tree import SKIP_DIRS, Workspace
+from pyharness.workspace.treecopy import copy_tree
 
 MODE_ACTIONS = {
     "ask": ("read", "search", "list", "answer"),

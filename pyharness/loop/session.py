@@ -5,16 +5,16 @@ from pathlib import Path
 
 from pyharness.actions import CORE, registry
 from pyharness.actions.base import Action, Context
-from pyharness.loop.agent import Agent
-from pyharness.loop.runs import AgentConfig
-from pyharness.runstate import RunResult
 from pyharness.errors import UserError
 from pyharness.harness.pipeline import HarnessConfig
 from pyharness.harness.rank import choose
+from pyharness.loop.agent import Agent
 from pyharness.loop.jobs import MODE_ACTIONS, Job
+from pyharness.loop.runs import AgentConfig
+from pyharness.models.base import Model
+from pyharness.runstate import RunResult
 from pyharness.workspace.interpreter import Interpreter
 from pyharness.workspace.lock import RepoLock
-from pyharness.models.base import Model
 from pyharness.workspace.tree import Workspace
 
 

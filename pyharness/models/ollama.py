@@ -3,8 +3,8 @@
 import math
 import os
 import time
-from contextlib import closing
 from collections.abc import Iterator
+from contextlib import closing
 from typing import Any
 
 from pyharness.errors import InfillUnsupported, ModelError

@@ -18,8 +18,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from pyharness.workspace.procs import clean_env, run_once
 from pyharness.trials.taskchecks import CallCheck
+from pyharness.workspace.procs import clean_env, run_once
 
 MAX_PROBES = 30
 DRIVER_CALL = re.compile(r"print\(repr\((.+)\)\)\s*$")

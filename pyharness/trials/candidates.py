@@ -18,6 +18,7 @@ from pyharness.trials.prompts import Attempt, add_message, plain_request, stdout
 from pyharness.trials.taskchecks import CallCheck, function_names, read_checks
 from pyharness.workspace.tree import Workspace
 
+
 @dataclass
 class Framing:
     """One way of asking: `plain` (the task, code only), `plan` (a short plan, then code), `repair` (the best

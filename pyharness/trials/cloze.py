@@ -16,14 +16,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pyharness.actions.base import Observation
-from pyharness.trials.brief import Brief, TrialsRecord
-from pyharness.trials.candidates import extract_code
-from pyharness.trials.judge import Candidate
-from pyharness.trials.prompts import MISSING, cloze_chat
 from pyharness.errors import ActionError, InfillUnsupported
 from pyharness.localise.linerank import suspect_lines
 from pyharness.localise.linetrace import RunTrace
 from pyharness.models.base import END_OF_TURN, ChatOptions, InfillOptions, Model, Reply
+from pyharness.trials.brief import Brief, TrialsRecord
+from pyharness.trials.candidates import extract_code
+from pyharness.trials.judge import Candidate
+from pyharness.trials.prompts import MISSING, cloze_chat
 from pyharness.workspace.tree import Workspace
 
 CONTEXT_BEFORE, CONTEXT_AFTER = 60, 25

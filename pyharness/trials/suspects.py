@@ -8,13 +8,13 @@ import re
 import textwrap
 from dataclasses import dataclass, field
 
-from pyharness.trials.candidates import Framing, Target, extract_code
-from pyharness.localise.filerank import focus, test_source
-from pyharness.workspace.noise import truncate
 from pyharness.harness.prose import prose_edit
+from pyharness.localise.filerank import focus, test_source
 from pyharness.localise.linetrace import RunTrace
+from pyharness.trials.candidates import Framing, Target, extract_code
 from pyharness.trials.prompts import Attempt, FixEvidence, fix_message
 from pyharness.trials.taskchecks import CallCheck
+from pyharness.workspace.noise import truncate
 from pyharness.workspace.testrun import head_tail
 from pyharness.workspace.tree import Workspace
 

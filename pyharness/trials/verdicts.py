@@ -6,14 +6,14 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from pyharness.workspace.noise import truncate
 from pyharness.actions.base import Context
 from pyharness.trials.brief import JobView
 from pyharness.trials.taskchecks import CallCheck, run_checks
+from pyharness.workspace.noise import truncate
 from pyharness.workspace.testrun import EXCEPTION_LINE as EXCEPTION
 from pyharness.workspace.testrun import TestRun, run_pytest
-from pyharness.workspace.treecopy import copy_tree
 from pyharness.workspace.tree import SKIP_DIRS, Workspace
+from pyharness.workspace.treecopy import copy_tree
 
 
 @dataclass

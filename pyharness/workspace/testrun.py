@@ -16,8 +16,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pyharness.workspace import sandbox
 from pyharness.errors import Invalid
+from pyharness.workspace import sandbox
 from pyharness.workspace.noise import PYTEST_QUIET_ARGS, QUIET_ENV, normalise, truncate
 from pyharness.workspace.procs import CappedLog, clean_env, run_tree
 from pyharness.workspace.pytestconfig import pinned_args, unsafe_target

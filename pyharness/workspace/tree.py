@@ -6,13 +6,11 @@ import os
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
 from pathlib import Path
+from typing import Protocol
 
-from pyharness.workspace import gitops
-
-from pyharness.workspace import ignore
 from pyharness.errors import ActionError
+from pyharness.workspace import gitops, ignore
 from pyharness.workspace.paths import PolicyError, protected_rule, refuse
 from pyharness.workspace.paths import resolve as resolve_path
 from pyharness.workspace.treecache import TreeCache

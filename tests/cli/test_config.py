@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from pyharness.cli.main import app
 from pyharness.cli.config import effective, read_repo_config
+from pyharness.cli.main import app
 from pyharness.errors import ModelError, UserError
+from pyharness.loop.transcript import latest_runs, read_transcript
 from pyharness.models.packs import DEFAULT_PACK, PACKS
 from pyharness.models.resolve import auto_model
-from pyharness.loop.transcript import latest_runs, read_transcript
 
 ANSWER = 'Action: answer {"text": "orders/tax.py:9 sets the books rate to 0.05"}'
 READ = 'Action: read {"path": "orders/tax.py"}'

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 import typer
+from runkit import LOOP_LAYERS, write_replies
 from typer.testing import CliRunner
 
 from pyharness.cli.main import app
 from pyharness.models.packs import DEFAULT_PACK, PACKS
-from runkit import LOOP_LAYERS, write_replies
 
 FIX_EDIT = ('Action: edit {"path": "orders/pricing.py"}\n<<<<<<< SEARCH\n    if line.quantity > BULK_THRESHOLD:\n'
             "=======\n    if line.quantity >= BULK_THRESHOLD:\n>>>>>>> REPLACE")

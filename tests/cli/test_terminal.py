@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from fake_openai import FakeOpenAI
 from runkit import LOOP_LAYERS, on_terminal, write_replies
 

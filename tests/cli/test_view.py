@@ -7,18 +7,18 @@ import re
 
 import pytest
 from rich.console import Console
+from runkit import ANSI, LOOP_LAYERS, on_terminal
 from typer.testing import CliRunner
 
 from pyharness.actions.base import Observation
-from pyharness.cli.main import app
 from pyharness.cli.console import RunView
 from pyharness.cli.evalview import EvalView, show_errors
+from pyharness.cli.main import app
+from pyharness.cli.recap import Recap, plus_minus, unified
 from pyharness.harness.call import ActionCall, Intervention
 from pyharness.models.base import Reply
-from pyharness.cli.recap import Recap, plus_minus, unified
 from pyharness.runstate import RunResult
 from pyharness.workspace import testrun
-from runkit import ANSI, LOOP_LAYERS, on_terminal
 
 BAD = "[bold]x[/bold] [/dim] A[i] \x1b[31m"
 """Markup-like and ANSI text as a model, a file or a test may hold it."""

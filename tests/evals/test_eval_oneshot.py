@@ -7,10 +7,10 @@ import pytest
 
 from pyharness.errors import UserError
 from pyharness.evals.configs import parse_configs
+from pyharness.evals.oneshot import extract_code, oneshot_message
 from pyharness.evals.runner import EvalPlan, Models, run_eval
 from pyharness.evals.suites import job_suite
 from pyharness.evals.tasks import Case, StdoutTask, load_task_dir
-from pyharness.evals.oneshot import extract_code, oneshot_message
 from pyharness.loop.transcript import read_transcript
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -133,7 +133,7 @@ def test_a_oneshot_fix_that_names_nothing_known_changes_nothing_and_fails(tmp_pa
 
 
 def test_a_oneshot_fix_never_writes_a_test_file(tmp_path):
-    from pyharness.evals.demo import make_repo, load_jobs
+    from pyharness.evals.demo import load_jobs, make_repo
     from pyharness.evals.oneshot_jobs import apply_reply
     from pyharness.workspace.tree import Workspace
 

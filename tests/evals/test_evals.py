@@ -8,15 +8,14 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from pyharness.loop.agent import AgentConfig
 from pyharness.errors import UserError
-from pyharness.evals.report import read_results, summarise, summary_table, wilson, write_chart, write_summary_md
 from pyharness.evals.configs import parse_configs
-from pyharness.evals.runner import EvalPlan, Models, make_stdout_repo, run_eval
-from pyharness.evals.tasks import task_message
-from pyharness.evals.suites import check_task, job_suite, load_suite
-from pyharness.evals.tasks import load_task_dir, parse_task, score_source, select
 from pyharness.evals.humaneval import plain_asserts
+from pyharness.evals.report import read_results, summarise, summary_table, wilson, write_chart, write_summary_md
+from pyharness.evals.runner import EvalPlan, Models, make_stdout_repo, run_eval
+from pyharness.evals.suites import check_task, job_suite, load_suite
+from pyharness.evals.tasks import load_task_dir, parse_task, score_source, select, task_message
+from pyharness.loop.agent import AgentConfig
 from pyharness.workspace.testrun import run_pytest
 
 SHOUT = {"id": "shout", "prompt": "Read one line and print it in upper case.",

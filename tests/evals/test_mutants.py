@@ -12,8 +12,8 @@ import pytest
 
 from pyharness.errors import UserError
 from pyharness.evals.mutants import MutantJob, build, check, judging_test_file, local_jobs, split_of
-from pyharness.evals.projects import Project, fetch, unpack
 from pyharness.evals.mutate import OPERATORS, mutate, sites
+from pyharness.evals.projects import Project, fetch, unpack
 
 FIXTURE = Path(__file__).parents[1] / "data" / "mutant_project"
 SOURCE = '''def f(a, b=3):

@@ -15,6 +15,20 @@ from pathlib import Path
 
 import psutil
 import pytest
+from fake_openai import FakeOpenAI
+from scalekit import (
+    ADD,
+    ADD_TWO,
+    FIX,
+    FIXED,
+    SHOUT,
+    SQUARE,
+    comparable,
+    write_job,
+    write_program,
+    write_replies,
+    write_tasks,
+)
 
 from pyharness.errors import ModelError, UserError
 from pyharness.evals.configs import parse_configs
@@ -24,9 +38,6 @@ from pyharness.evals.runner import EvalPlan, Models, run_eval
 from pyharness.evals.suites import load_suite
 from pyharness.evals.tasks import load_task_dir
 from pyharness.loop.agent import AgentConfig
-from fake_openai import FakeOpenAI
-from scalekit import (ADD, ADD_TWO, FIX, FIXED, SHOUT, SQUARE, comparable, write_job, write_program, write_replies,
-                      write_tasks)
 
 ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'py-harness[scale]' to run the Ray tests")
 

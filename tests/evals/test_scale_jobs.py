@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from scalekit import ADD, BREAKS_ANOTHER, FIX, FIXED, NOOP, REWRITES_TESTS, SQUARE, TESTS, write_job, write_replies
 
 from pyharness.errors import UserError
 from pyharness.evals.configs import parse_configs
@@ -19,8 +20,6 @@ from pyharness.runstate import RunResult
 from pyharness.workspace import sandbox
 from pyharness.workspace.testrun import run_pytest
 from pyharness.workspace.tree import Workspace
-from scalekit import (ADD, BREAKS_ANOTHER, FIX, FIXED, NOOP, REWRITES_TESTS, SQUARE, TESTS, write_job,
-                      write_replies)
 
 
 def ph_eval(*args: str, cwd: Path) -> subprocess.CompletedProcess:

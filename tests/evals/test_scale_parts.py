@@ -4,6 +4,7 @@ folders packed for workers on other machines."""
 import shutil
 
 import pytest
+from scalekit import FIX, FIXED, write_job, write_replies
 
 from pyharness.errors import ModelError
 from pyharness.evals.bundles import pack, relocate, task_folder, unpack
@@ -13,7 +14,6 @@ from pyharness.evals.runner import EvalPlan, Models, RunSpec, perform
 from pyharness.evals.servers import parse_target
 from pyharness.evals.suites import load_suite
 from pyharness.evals.tasks import JobTask
-from scalekit import FIX, FIXED, write_job, write_replies
 
 
 def test_a_server_list_is_one_model_on_several_servers():

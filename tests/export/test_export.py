@@ -10,15 +10,14 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from pyharness.loop.agent import AgentConfig
-from pyharness.evals.runner import make_stdout_repo
-from pyharness.evals.tasks import task_message
-from pyharness.evals.tasks import Case, StdoutTask
-from pyharness.harness.pipeline import HarnessConfig
-from pyharness.models.scripted import ScriptedModel
-from pyharness.loop.session import run_job
 from runkit import LOOP_LAYERS
+
+from pyharness.evals.runner import make_stdout_repo
+from pyharness.evals.tasks import Case, StdoutTask, task_message
+from pyharness.harness.pipeline import HarnessConfig
+from pyharness.loop.agent import AgentConfig
+from pyharness.loop.session import run_job
+from pyharness.models.scripted import ScriptedModel
 
 QUESTION = "Which file defines the tax rate for books?"
 ASK_REPLIES = [

@@ -1,11 +1,11 @@
 """confidence: scores per call, and --escalate-to sends a low-confidence turn to a second model."""
 
-from pyharness.loop.agent import AgentConfig
 from pyharness.harness.call import ActionCall, Intervention
 from pyharness.harness.confidence import THRESHOLD, Confidence
-from pyharness.models.scripted import ScriptedModel
+from pyharness.loop.agent import AgentConfig
 from pyharness.loop.session import run_job
 from pyharness.loop.transcript import read_transcript
+from pyharness.models.scripted import ScriptedModel
 
 
 def test_clean_call_scores_full_and_repairs_cost():

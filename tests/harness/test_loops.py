@@ -7,7 +7,6 @@ from pyharness.harness.loops import HALT, HINT, NONE, REDIRECT, LoopDetector, ca
 from pyharness.workspace.tree import Workspace
 
 
-
 def make_repo(tmp_path: Path) -> Path:
     (tmp_path / "orders").mkdir()
     (tmp_path / "tests").mkdir()

@@ -99,12 +99,10 @@ def test_a_body_less_write_is_continued_by_prefill_in_the_same_step(tmp_path):
     from pathlib import Path
 
     from pyharness.evals.runner import make_stdout_repo
-
-    from pyharness.evals.tasks import task_message
-    from pyharness.evals.tasks import parse_task
-    from pyharness.models.scripted import ScriptedModel
+    from pyharness.evals.tasks import parse_task, task_message
     from pyharness.loop.session import run_job
     from pyharness.loop.transcript import read_transcript
+    from pyharness.models.scripted import ScriptedModel
 
     task = parse_task(
         {"id": "up", "prompt": "Print the line in upper case.", "reference": "print(input().upper())\n",
@@ -115,8 +113,9 @@ def test_a_body_less_write_is_continued_by_prefill_in_the_same_step(tmp_path):
     # recorded shape (s022, s026): an action line with no body, then a second plan line
     replies = ['write {"path": "main.py"}\nread {"path": "main.py"}\n', "print(input().upper())\n```"]
     model = ScriptedModel(replies=replies, prefill=True)
-    from pyharness.harness.pipeline import HarnessConfig
     from runkit import LOOP_LAYERS
+
+    from pyharness.harness.pipeline import HarnessConfig
 
     result = run_job(repo, "stdout", task_message(task), model, default_write_path="main.py",
                      harness=HarnessConfig.parse_spec("on", LOOP_LAYERS))

@@ -8,13 +8,13 @@ import sys
 import pytest
 
 from pyharness.actions import registry
-from pyharness.loop.agent import AgentConfig
 from pyharness.harness.pipeline import HarnessConfig, Pipeline
-from pyharness.models.base import ChatOptions
-from pyharness.models.scripted import ScriptedModel
+from pyharness.harness.structured import as_action_text, example_json, reply_schema
+from pyharness.loop.agent import AgentConfig
 from pyharness.loop.prompts import system_prompt
 from pyharness.loop.session import run_job
-from pyharness.harness.structured import as_action_text, example_json, reply_schema
+from pyharness.models.base import ChatOptions
+from pyharness.models.scripted import ScriptedModel
 
 
 @pytest.mark.parametrize("harness", ["on", "off"])

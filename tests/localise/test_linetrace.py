@@ -1,8 +1,8 @@
 """The fault-localisation hint: which lines of the repo's code ran in the failing test, and what
 its branch conditions saw."""
 
-from pyharness.loop.jobs import related_source
 from pyharness.localise.linetrace import trace_test
+from pyharness.loop.jobs import related_source
 from pyharness.workspace.testrun import run_pytest
 from pyharness.workspace.tree import Workspace
 

@@ -3,9 +3,9 @@
 import math
 
 from pyharness.actions.base import Context
-from pyharness.loop.jobs import Job
 from pyharness.localise.linetrace import RunTrace, trace_test
 from pyharness.localise.spectrum import ochiai, spectrum
+from pyharness.loop.jobs import Job
 from pyharness.trials.suspects import suspects
 from pyharness.workspace.testrun import run_pytest
 from pyharness.workspace.tree import Workspace

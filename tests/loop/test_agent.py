@@ -372,11 +372,11 @@ def test_line_range_with_wrong_numbers_moves_to_its_anchor(orders, drive, demo_j
 def test_time_budget_also_ends_a_long_generation(orders):
     import time
 
-    from pyharness.loop.agent import AgentConfig
     from pyharness.harness.pipeline import HarnessConfig
-    from pyharness.models.scripted import ScriptedModel
+    from pyharness.loop.agent import AgentConfig
     from pyharness.loop.session import run_job
     from pyharness.loop.transcript import read_transcript
+    from pyharness.models.scripted import ScriptedModel
 
     class SlowModel(ScriptedModel):
         def chat(self, messages, options):
@@ -397,9 +397,9 @@ def test_a_reply_cut_by_the_time_budget_is_not_run(orders):
     from pathlib import Path
 
     from pyharness.loop.agent import AgentConfig
-    from pyharness.models.scripted import ScriptedModel
     from pyharness.loop.session import run_job
     from pyharness.loop.transcript import read_transcript
+    from pyharness.models.scripted import ScriptedModel
 
     class SlowModel(ScriptedModel):
         def chat(self, messages, options):
@@ -417,9 +417,9 @@ def test_a_reply_cut_by_the_time_budget_is_not_run(orders):
 
 
 def test_a_model_that_must_load_is_loaded_before_the_first_turn_and_the_view_is_told(orders):
+    from pyharness.loop.session import run_job
     from pyharness.models.llamacpp import LlamaCppModel
     from pyharness.models.scripted import ScriptedModel
-    from pyharness.loop.session import run_job
 
     class Unloaded(ScriptedModel):
         """Stands in for an in-process model (llama.cpp) whose weights are not in memory yet."""

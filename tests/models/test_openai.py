@@ -12,11 +12,11 @@ from typer.testing import CliRunner
 
 from pyharness.cli.main import app
 from pyharness.errors import ModelError
+from pyharness.loop.transcript import latest_runs, read_transcript
 from pyharness.models.base import ChatOptions
 from pyharness.models.openai import OpenAIModel, parse_openai_spec
 from pyharness.models.resolve import resolve_model
 from pyharness.models.retry import chat_with_retries
-from pyharness.loop.transcript import latest_runs, read_transcript
 
 MESSAGES = [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "Say hello."}]
 STOPS = ["\nObservation:", "\nThought:", "<|im_end|>", "<|endoftext|>", "\nUser:"]

@@ -17,13 +17,13 @@ import pytest
 from fake_ollama import FakeOllama, chunk, last
 from rich.console import Console
 
-from pyharness.loop.agent import AgentConfig
 from pyharness.cli.console import RunView, inert, safe
 from pyharness.harness.pipeline import HarnessConfig
-from pyharness.workspace.interrupts import FORCED
-from pyharness.models.scripted import ScriptedModel
+from pyharness.loop.agent import AgentConfig
 from pyharness.loop.session import run_job
 from pyharness.loop.transcript import read_transcript
+from pyharness.models.scripted import ScriptedModel
+from pyharness.workspace.interrupts import FORCED
 from pyharness.workspace.tree import WriteLimit
 
 WT = Path(__file__).resolve().parents[2]

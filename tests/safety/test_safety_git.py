@@ -8,10 +8,10 @@ import pytest
 from pyharness.evals.demo import load_jobs, make_repo
 from pyharness.evals.runner import make_stdout_repo
 from pyharness.evals.tasks import Case, StdoutTask
-from pyharness.workspace.gitops import run as git
 from pyharness.harness.pipeline import LAYERS, HarnessConfig
-from pyharness.models.scripted import ScriptedModel
 from pyharness.loop.session import run_job
+from pyharness.models.scripted import ScriptedModel
+from pyharness.workspace.gitops import run as git
 
 HOOK_NAMES = ("pre-commit", "prepare-commit-msg", "commit-msg", "post-commit", "post-checkout", "post-index-change",
               "reference-transaction", "fsmonitor-watchman")

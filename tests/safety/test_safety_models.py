@@ -15,15 +15,15 @@ from pathlib import Path
 import pytest
 from fake_ollama import FakeOllama, chunk
 
-from pyharness.loop.agent import AgentConfig
 from pyharness.errors import FormatError, ModelError, RepeatedFormatError
 from pyharness.harness.pipeline import HarnessConfig
+from pyharness.loop.agent import AgentConfig
+from pyharness.loop.session import run_job
+from pyharness.loop.transcript import read_transcript
 from pyharness.models.base import ChatOptions
 from pyharness.models.ollama import OllamaModel
 from pyharness.models.retry import chat_with_retries
 from pyharness.models.scripted import ScriptedModel
-from pyharness.loop.session import run_job
-from pyharness.loop.transcript import read_transcript
 from pyharness.workspace.undo import undo_last
 
 WT = Path(__file__).resolve().parents[2]

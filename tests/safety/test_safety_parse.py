@@ -10,20 +10,20 @@ import time
 from pathlib import Path
 
 import pytest
+import test_parse_properties
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-import test_parse_properties
 from test_parse_properties import FRAGMENTS
 
 from pyharness.actions import CORE
-from pyharness.loop.agent import AgentConfig
 from pyharness.errors import FormatError
 from pyharness.harness.call import ActionCall
 from pyharness.harness.pipeline import HarnessConfig, Pipeline
+from pyharness.loop.agent import AgentConfig
 from pyharness.loop.jobs import MODE_ACTIONS
-from pyharness.models.scripted import ScriptedModel
 from pyharness.loop.session import run_job
 from pyharness.loop.transcript import read_transcript
+from pyharness.models.scripted import ScriptedModel
 
 LOOP = HarnessConfig.parse_spec("on", "parse,repair,validate,loops,steer,context,lint,confidence,rank")
 LIMIT = 100_000

@@ -7,18 +7,18 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from safetree import _snapshot
 
 from pyharness.actions.base import Context
-from pyharness.loop.agent import AgentConfig
 from pyharness.errors import ActionError
 from pyharness.harness.pipeline import HarnessConfig
+from pyharness.loop.agent import AgentConfig
+from pyharness.loop.session import run_job
+from pyharness.loop.transcript import read_transcript
 from pyharness.models.scripted import ScriptedModel
 from pyharness.workspace.paths import PolicyError
 from pyharness.workspace.paths import resolve as resolve_path
-from pyharness.loop.session import run_job
-from pyharness.loop.transcript import read_transcript
 from pyharness.workspace.tree import Workspace
-from safetree import _snapshot
 
 LAYERS = "parse,repair,validate,steer,context,lint"
 

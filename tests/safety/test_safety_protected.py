@@ -3,20 +3,20 @@
 from pathlib import Path
 
 import pytest
+from safetree import _snapshot
 
 from pyharness.actions import CORE
 from pyharness.actions.base import Context
-from pyharness.workspace import sandbox
-from pyharness.loop.agent import AgentConfig
 from pyharness.errors import ActionError
 from pyharness.harness.pipeline import HarnessConfig
-from pyharness.models.scripted import ScriptedModel
-from pyharness.workspace.paths import PolicyError
-from pyharness.workspace.protect import collected_files
+from pyharness.loop.agent import AgentConfig
 from pyharness.loop.session import run_job
 from pyharness.loop.transcript import read_transcript
+from pyharness.models.scripted import ScriptedModel
+from pyharness.workspace import sandbox
+from pyharness.workspace.paths import PolicyError
+from pyharness.workspace.protect import collected_files
 from pyharness.workspace.tree import Workspace
-from safetree import _snapshot
 
 LAYERS = "parse,repair,validate,steer,context,lint"
 

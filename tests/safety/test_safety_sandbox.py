@@ -10,13 +10,13 @@ from pathlib import Path
 import psutil
 import pytest
 
-from pyharness.loop.agent import AgentConfig
 from pyharness.evals.tasks import Case, run_case
 from pyharness.harness.pipeline import HarnessConfig
-from pyharness.models.scripted import ScriptedModel
-from pyharness.workspace.procs import clean_env, run_once
+from pyharness.loop.agent import AgentConfig
 from pyharness.loop.session import run_job
+from pyharness.models.scripted import ScriptedModel
 from pyharness.trials.taskchecks import CallCheck, run_checks
+from pyharness.workspace.procs import clean_env, run_once
 from pyharness.workspace.testrun import parse_pytest_output, run_pytest
 
 DONE = 'Action: done {"summary": "done"}'
@@ -202,8 +202,8 @@ def test_without_the_sandbox_a_run_says_so(tree):
 
 
 def test_doctor_reports_the_sandbox_and_a_missing_one_needs_no_sandbox(monkeypatch):
-    from pyharness.workspace import sandbox
     from pyharness.cli.doctor import sandbox_check
+    from pyharness.workspace import sandbox
 
     line = sandbox_check()
     assert line.ok and line.name == "sandbox" and f"Landlock ABI {sandbox.support().landlock_abi}" in line.note

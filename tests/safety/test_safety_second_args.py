@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from pyharness.loop.agent import AgentConfig
 from pyharness.harness.pipeline import HarnessConfig
-from pyharness.models.scripted import ScriptedModel
+from pyharness.loop.agent import AgentConfig
 from pyharness.loop.session import run_job
-from pyharness.workspace.testrun import run_pytest
 from pyharness.loop.transcript import read_transcript
+from pyharness.models.scripted import ScriptedModel
+from pyharness.workspace.testrun import run_pytest
 from pyharness.workspace.treecopy import copy_tree
 
 GREEN_TEST = "def test_ok():\n    assert True\n"

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 from pyharness.actions import search
-from pyharness.loop.agent import AgentConfig
-from pyharness.workspace.noise import normalise
 from pyharness.harness.pipeline import HarnessConfig
-from pyharness.models.scripted import ScriptedModel
+from pyharness.loop.agent import AgentConfig
 from pyharness.loop.session import run_job
-from pyharness.workspace.testrun import parse_pytest_output, run_pytest
 from pyharness.loop.transcript import read_transcript
+from pyharness.models.scripted import ScriptedModel
+from pyharness.workspace.noise import normalise
+from pyharness.workspace.testrun import parse_pytest_output, run_pytest
 
 RUN_SECONDS = 30.0
 """The run's time budget in these tests."""

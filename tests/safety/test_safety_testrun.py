@@ -13,16 +13,16 @@ from pathlib import Path
 import psutil
 import pytest
 
-from pyharness.loop.agent import AgentConfig
 from pyharness.evals.tasks import Case, run_case
 from pyharness.harness.pipeline import HarnessConfig
 from pyharness.localise.linetrace import trace_test
-from pyharness.models.scripted import ScriptedModel
-from pyharness.workspace.procs import clean_env
+from pyharness.loop.agent import AgentConfig
 from pyharness.loop.session import run_job
-from pyharness.trials.taskchecks import CallCheck, run_checks
-from pyharness.workspace.testrun import run_pytest
 from pyharness.loop.transcript import read_transcript
+from pyharness.models.scripted import ScriptedModel
+from pyharness.trials.taskchecks import CallCheck, run_checks
+from pyharness.workspace.procs import clean_env
+from pyharness.workspace.testrun import run_pytest
 
 WT = Path(__file__).resolve().parents[2]
 

@@ -2,16 +2,16 @@
 
 import json
 import subprocess
-from pathlib import Path
 import sys
+from pathlib import Path
 
 import pytest
 
 from pyharness.errors import UserError
-from pyharness.workspace.gitops import run as git
-from pyharness.models.scripted import ScriptedModel
-from pyharness.workspace.redact import redact
 from pyharness.loop.session import run_job
+from pyharness.models.scripted import ScriptedModel
+from pyharness.workspace.gitops import run as git
+from pyharness.workspace.redact import redact
 
 AWS = "AKIA" + "IOSFODNN7EXAMPLE"
 GITHUB = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"

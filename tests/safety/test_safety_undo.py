@@ -13,10 +13,10 @@ import pytest
 from safetree import _snapshot
 
 from pyharness.errors import UserError
+from pyharness.loop.session import run_job
+from pyharness.models.scripted import ScriptedModel
 from pyharness.workspace.gitops import run as git
 from pyharness.workspace.lock import RepoLock
-from pyharness.models.scripted import ScriptedModel
-from pyharness.loop.session import run_job
 from pyharness.workspace.undo import journal_dir, pending, undo_last
 
 DONE = 'Action: done {"summary": "done"}'

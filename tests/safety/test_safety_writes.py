@@ -7,14 +7,14 @@ import pytest
 
 from pyharness.actions import CORE
 from pyharness.actions.base import Context
-from pyharness.loop.agent import AgentConfig
 from pyharness.errors import ActionError
 from pyharness.harness.pipeline import HarnessConfig
-from pyharness.models.scripted import ScriptedModel
+from pyharness.loop.agent import AgentConfig
 from pyharness.loop.session import run_job
 from pyharness.loop.transcript import read_transcript
+from pyharness.models.scripted import ScriptedModel
+from pyharness.workspace.tree import Workspace, WriteLimit
 from pyharness.workspace.undo import undo_last
-from pyharness.workspace.tree import WriteLimit, Workspace
 
 LAYERS = "parse,repair,validate,steer,context,lint"
 

@@ -1,9 +1,8 @@
 """Choosing among candidates that all pass the visible checks by their agreement on probe inputs."""
 
-from pyharness.trials.agree import behaviour, choose, probe_calls, seed_calls
 from pyharness.evals.runner import make_stdout_repo
-from pyharness.evals.tasks import task_message
-from pyharness.evals.tasks import Case, StdoutTask
+from pyharness.evals.tasks import Case, StdoutTask, task_message
+from pyharness.trials.agree import behaviour, choose, probe_calls, seed_calls
 from pyharness.trials.taskchecks import CallCheck
 from tests.trials.test_trials import run
 

@@ -1,13 +1,23 @@
 """Cloze repair: a suspect statement masked and filled by the model, never shown the masked text."""
 
-from pyharness.trials.cloze import (CONTEXT_BEFORE, MISSING, WINDOW_ALIGN, Fill, Hole, holes, same_code, sample_hole,
-                                    try_order)
+from test_linerank import SHIPPING  # the seeded repo the ranking is tested on
+
 from pyharness.localise.linetrace import trace_test
-from pyharness.models.scripted import ScriptedModel
 from pyharness.localise.spectrum import spectrum
+from pyharness.models.scripted import ScriptedModel
+from pyharness.trials.cloze import (
+    CONTEXT_BEFORE,
+    MISSING,
+    WINDOW_ALIGN,
+    Fill,
+    Hole,
+    holes,
+    same_code,
+    sample_hole,
+    try_order,
+)
 from pyharness.workspace.testrun import run_pytest
 from pyharness.workspace.tree import Workspace
-from test_linerank import SHIPPING  # the seeded repo the ranking is tested on
 
 TESTS = ("from shipping import shipping\n\n\ndef test_light():\n    assert shipping(2) == 5.0\n\n\n"
          "def test_heavy():\n    assert shipping(12) == 6.0\n\n\n"
@@ -92,9 +102,9 @@ def cloze_run(tmp_path, demo_jobs, infills, replies=(), schedule="cloze@0.8", ma
     alone: with budget left after the schedule, the loop would go on)."""
     from pathlib import Path
 
-    from pyharness.loop.agent import AgentConfig
     from pyharness.evals.demo import make_repo
     from pyharness.harness.pipeline import HarnessConfig
+    from pyharness.loop.agent import AgentConfig
     from pyharness.loop.session import run_job
     from pyharness.loop.transcript import read_transcript
 

@@ -5,16 +5,15 @@ from pathlib import Path
 
 import pytest
 
-from pyharness.loop.agent import AgentConfig
 from pyharness.evals.demo import make_repo
 from pyharness.evals.runner import make_stdout_repo
-from pyharness.evals.tasks import task_message
-from pyharness.evals.tasks import Case, StdoutTask
+from pyharness.evals.tasks import Case, StdoutTask, task_message
 from pyharness.harness.imports import stdlib_imports, with_stdlib_imports
 from pyharness.harness.pipeline import LAYERS, HarnessConfig
-from pyharness.models.scripted import ScriptedModel
+from pyharness.loop.agent import AgentConfig
 from pyharness.loop.session import run_job
 from pyharness.loop.transcript import read_transcript
+from pyharness.models.scripted import ScriptedModel
 
 WITHOUT = ",".join(name for name in LAYERS if name != "stdimports")
 

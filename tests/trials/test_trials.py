@@ -6,15 +6,14 @@ import json
 import subprocess
 from pathlib import Path
 
-from pyharness.loop.agent import AgentConfig
 from pyharness.evals.demo import make_repo
 from pyharness.evals.runner import make_stdout_repo
-from pyharness.evals.tasks import task_message
-from pyharness.evals.tasks import Case, StdoutTask
+from pyharness.evals.tasks import Case, StdoutTask, task_message
 from pyharness.harness.pipeline import LAYERS, HarnessConfig
-from pyharness.models.scripted import ScriptedModel
+from pyharness.loop.agent import AgentConfig
 from pyharness.loop.session import run_job
 from pyharness.loop.transcript import read_transcript
+from pyharness.models.scripted import ScriptedModel
 
 EVALS = Path(__file__).resolve().parents[2] / "evals"
 
@@ -404,8 +403,8 @@ def test_fix_guesses_that_change_nothing_known_are_no_candidate(tmp_path, demo_j
 
 
 def test_fix_guesses_read_two_line_items_a_fenced_line_alone_and_a_whole_function(tmp_path, demo_jobs):
-    from pyharness.trials.candidates import Framing
     from pyharness.localise.linetrace import RunTrace
+    from pyharness.trials.candidates import Framing
     from pyharness.trials.suspects import FixTarget
     from pyharness.workspace.tree import Workspace
 

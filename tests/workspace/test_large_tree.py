@@ -16,9 +16,9 @@ from pyharness.actions.list_files import MAX_ENTRIES
 from pyharness.actions.search import MAX_MATCHES
 from pyharness.evals.report import LARGE_SUFFIX, rows, summarise
 from pyharness.localise.filerank import rank, traceback_files, words
-from pyharness.workspace.gitops import snapshot_repo
 from pyharness.loop.jobs import Job
 from pyharness.loop.prompts import MAP_FILES
+from pyharness.workspace.gitops import snapshot_repo
 from pyharness.workspace.tree import Workspace
 
 PACKAGES, MODULES = 70, 17
