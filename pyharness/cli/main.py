@@ -35,25 +35,25 @@ from pyharness.cli.options import (
 )
 
 
-def _chosen_model(settings):
-    """The model the settings name (or the automatic choice), saying on stderr which and why unless it was typed."""
+def _chosen_model(settings, quiet: bool = False):
+    """The model the settings name (or the automatic choice), saying on stderr which and why unless typed or -q."""
     from pyharness.cli.config import choose_model
     from pyharness.cli.console import inert
 
     model, line = choose_model(settings.values["model"])
-    if line:
+    if line and not quiet:
         typer.echo(inert(line), err=True)
     return model
 
 
-def _chosen_python(root: Path | None, settings):
-    """The interpreter that runs the repo's code, said on stderr (with its versions and why) unless it was typed."""
+def _chosen_python(root: Path | None, settings, quiet: bool = False):
+    """The interpreter that runs the repo's code, said on stderr (versions and why) unless it was typed or -q."""
     from pyharness.cli.config import choose_python
     from pyharness.cli.console import inert
 
     setting = settings.values["python"]
     chosen = choose_python(root, setting)
-    if setting.source != "flag":
+    if setting.source != "flag" and not quiet:
         typer.echo(inert(chosen.describe()), err=True)
     return chosen
 
@@ -116,8 +116,8 @@ def _job(
                 settings[k] for k in ("max_steps", "max_seconds", "stream", "test_timeout"))
             run_config = agent_config(max_steps, max_seconds, schedule, as_json, protocol)
             config = HarnessConfig.parse_spec(harness, layers)
-            interpreter = _chosen_python(root, settings) if mode != "ask" else None  # ask runs no code
-            chosen = _chosen_model(settings)
+            interpreter = _chosen_python(root, settings, quiet) if mode != "ask" else None  # ask runs no code
+            chosen = _chosen_model(settings, quiet)
             second = resolve_model(escalate) if escalate else None
             for backend in (chosen, second):
                 if hasattr(backend, "check"):
@@ -297,8 +297,8 @@ def demo(
     try:
         settings = settings_for(None, model=model, max_steps=max_steps, stream=stream, python=python)
         max_steps, stream = settings["max_steps"], settings["stream"]
-        interpreter = _chosen_python(None, settings)
-        chosen = _chosen_model(settings)
+        interpreter = _chosen_python(None, settings, quiet)
+        chosen = _chosen_model(settings, quiet)
         if not quiet:
             console.print(f"demo with model [bold]{safe(chosen.name)}[/bold]")
         with RunView(stream=stream, quiet=quiet, verbose=verbose) as view:
