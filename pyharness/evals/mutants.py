@@ -95,7 +95,8 @@ def edited_files(repo: Path) -> list[str] | None:
     from pyharness.workspace import gitops
 
     try:
-        out = gitops.run(repo, "status", "--porcelain", "-z", "--untracked-files=all", "--no-renames", timeout=60)
+        out = gitops.run(repo, "status", "--porcelain", "-z", "--untracked-files=all", "--no-renames",
+                          "--ignore-submodules=all", timeout=60)
     except gitops.GitError:
         return None
     names = [entry[3:] for entry in out.split("\0") if len(entry) > 3]
