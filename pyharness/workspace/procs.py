@@ -275,18 +275,26 @@ class CappedLog:
 
     def close(self) -> bytes:
         """Finish the file and return what it holds."""
-        if self._omitted_bytes:
-            cut = self._tail.find(b"\n")
-            if 0 <= cut < len(self._tail) - 1:  # start the tail on a line boundary
-                self._drop(cut + 1)
-            self._file.write(f"\n... [{self.omitted_lines} lines omitted] ...\n".encode())
-        self._file.write(self._tail)
-        self._file.close()
+        try:
+            if self._omitted_bytes:
+                cut = self._tail.find(b"\n")
+                if 0 <= cut < len(self._tail) - 1:  # start the tail on a line boundary
+                    self._drop(cut + 1)
+                self._file.write(f"\n... [{self.omitted_lines} lines omitted] ...\n".encode())
+            self._file.write(self._tail)
+        finally:
+            self._file.close()
 
         data = self.path.read_bytes()  # at most head + tail: secrets a test printed are masked on disk too
         clean = redact(data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
-        if clean != data:
-            self.path.write_bytes(clean)
+        if clean != data:  # beside it, then renamed over it: a full disk leaves the old log, never half of one
+            masked = self.path.with_name(self.path.name + ".masked")
+            try:
+                masked.write_bytes(clean)
+                os.replace(masked, self.path)
+            except BaseException:
+                masked.unlink(missing_ok=True)
+                raise
         return clean
 
     @property

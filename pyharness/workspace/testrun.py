@@ -150,11 +150,16 @@ def run_pytest(root: Path, targets: list[str] | None = None, *, timeout: float =
     fd = os.open(report, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     env = clean_env({**QUIET_ENV, "PYTHONPATH": os.pathsep.join(paths), "PH_REPORT_FD": str(fd)})
     try:
-        done = run_tree(cmd, cwd=root, env=env, timeout=timeout, sink=log.write, pass_fds=(fd,),
-                        readonly=[root / rel for rel in readonly or []])
-    finally:
-        os.close(fd)
-        raw = log.close()
+        try:
+            done = run_tree(cmd, cwd=root, env=env, timeout=timeout, sink=log.write, pass_fds=(fd,),
+                            readonly=[root / rel for rel in readonly or []])
+        finally:
+            os.close(fd)
+            raw = log.close()
+    except BaseException:  # a full disk, Ctrl-C: no report and no cut-off log are left behind
+        report.unlink(missing_ok=True)
+        log.path.unlink(missing_ok=True)
+        raise
     text = normalise(raw.decode("utf-8", errors="replace"), root=str(root) + "/")
     run = parse_pytest_output(text, done.returncode, done.timed_out)
     run.timeout, run.log_path, run.omitted_lines = timeout, log.path, log.omitted_lines
