@@ -36,13 +36,24 @@ def main(args):
 
 def _compile_from_source():
     """pytest rewrites test modules and conftest files and caches them in `__pycache__`; a cached file whose header
-    matches the source's size and mtime would be used whatever code it holds. Every judging run compiles them anew."""
+    matches the source (its size and mtime, or its hash) would be used whatever code it holds. The repo's own are
+    compiled anew on every run; installed plugins (which pytest rewrites too) keep their cache."""
     try:
         from _pytest.assertion import rewrite
     except ImportError:
         return
-    if hasattr(rewrite, "_read_pyc"):
-        rewrite._read_pyc = lambda *args, **kwargs: None
+    cached = getattr(rewrite, "_read_pyc", None)
+    if cached is None:
+        return
+    repo = os.path.join(os.getcwd(), "")
+
+    def read_pyc(source, *args, **kwargs):
+        path = str(source)
+        if path.startswith(repo) and "site-packages" not in path and "dist-packages" not in path:
+            return None
+        return cached(source, *args, **kwargs)
+
+    rewrite._read_pyc = read_pyc
 
 
 def _emit(record):
