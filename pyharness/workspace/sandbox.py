@@ -1,11 +1,16 @@
 """The sandbox every process that runs repo or model code goes through (tests, search checks, add-mode tests,
 trace runs, pytest collection, eval programs).
 
-On Linux, `confined` wraps a command in `sandbox_exec.py`: new user, PID, network and mount namespaces (no
-network but loopback, its own `/proc`, so no other process's environment), Landlock rules (write only the
-repo or scratch copy it runs in, a private temp dir and any file named for it; read the system folders, the
-interpreter's installation and that repo), resource limits (file size, processes, address space), and fix
-mode's test files bind-mounted read-only. `HOME` and `TMPDIR` point at the private temp dir, which is removed
+On Linux, `confined` wraps a command in `sandbox_exec.py`: new PID, network, IPC and UTS namespaces (no network but
+loopback, its own `/proc`, so no other process's environment; no System V IPC of the host) and a file system of its
+own: a tmpfs root holding the system folders, the interpreter's installation and the repo or scratch copy it runs
+in, nothing else (no `/tmp`, `/run`, `$XDG_RUNTIME_DIR` or home, so none of the user's unix sockets), a `/dev` of
+harmless devices with a pts of its own. Inside it, `.git`, `.ph`, a venv in the repo and fix mode's test files are
+read-only; Landlock lets it write only the repo, a private temp dir and any file named for it (and make no FIFO or
+device file in the repo), with no abstract unix socket or signal beyond the sandbox where the kernel has those
+scopes; seccomp closes the keyring; resource limits bound file size, processes and address space. A user namespace
+maps the user onto itself; when ph runs as root it drops instead to uid 65534 over idmapped mounts, so root-only
+files stay closed and the process limit holds. `HOME` and `TMPDIR` point at the private temp dir, which is removed
 afterwards. What the sandbox cannot do on this machine `check()` says in one line; runs then need an explicit
 `--no-sandbox` (`set_enabled(False)`), which the summary and the transcript state.
 """
@@ -262,6 +267,6 @@ def describe() -> str:
     s = support()
     if s.problem:
         return f"unavailable: {s.problem}"
-    who = f"; root runs as uid {DROP_TO['uid']}" if s.drops_root else ""
-    return (f"on (user, PID, network, IPC, UTS and mount namespaces, a root of its own; Landlock ABI "
-            f"{s.landlock_abi}; seccomp; rlimits{who})")
+    who = f"runs as uid {DROP_TO['uid']}" if s.drops_root and os.geteuid() == 0 else "user"
+    return (f"on ({who}, PID, network, IPC, UTS and mount namespaces, a root of its own; Landlock ABI "
+            f"{s.landlock_abi}; seccomp; rlimits)")
