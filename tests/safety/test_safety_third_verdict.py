@@ -4,6 +4,7 @@ only the first `end` record counts (one forged later, then `os._exit(0)`, change
 
 import importlib.util
 import inspect
+import json
 import marshal
 import os
 import struct
@@ -112,8 +113,8 @@ def test_a_repo_file_named_like_the_verdict_plugin_is_never_loaded(tree):
 @pytest.mark.case(86)
 def test_a_model_that_writes_the_shadow_plugin_does_not_end_a_fix_run_done(tree):
     calc_repo(tree)
-    body = SHADOW.format(marker=str(tree.repo / "shadow-imported")).replace("\n", "\\n").replace('"', '\\"')
-    write = f'Action: write {{"path": "ph_pytest_report.py", "content": "{body}"}}'
+    body = SHADOW.format(marker=str(tree.repo / "shadow-imported"))
+    write = "Action: write " + json.dumps({"path": "ph_pytest_report.py", "content": body})
     result = run_job(tree.repo, "fix", "", ScriptedModel(replies=[write, DONE, DONE]), harness=OFF,
                      config=AgentConfig(max_steps=3))
     tree.seen(result.reason)
@@ -158,15 +159,3 @@ def test_a_late_forged_end_record_and_exit_0_do_not_turn_a_failing_run_green(tre
     tree.seen(run.observation())
     assert not run.green and run.outcome == "failed", run.observation()
     assert run.failing == ["tests/test_calc.py::test_add"]
-
-
-@pytest.mark.case(87)
-def test_ph_fix_is_not_done_when_the_code_forges_a_late_end(tree):
-    calc_repo(tree)
-    escaped = LATE_END.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
-    write = f'Action: write {{"path": "calc.py", "content": "{escaped}"}}'
-    result = run_job(tree.repo, "fix", "", ScriptedModel(replies=[write, DONE, DONE]), harness=OFF,
-                     config=AgentConfig(max_steps=3))
-    tree.seen(result.reason)
-    assert (tree.repo / "calc.py").read_text() == LATE_END
-    assert result.outcome != "done", result.reason
