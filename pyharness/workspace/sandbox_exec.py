@@ -176,11 +176,17 @@ class NewRoot:
         try:
             attr = MountAttr(MOUNT_ATTR_NOSUID | (0 if device else MOUNT_ATTR_NODEV)
                              | (MOUNT_ATTR_RDONLY if readonly else 0))
+            plain = ctypes.sizeof(attr)
             if own and self.drop:
-                attr.attr_set |= MOUNT_ATTR_IDMAP
-                attr.userns_fd = self._idmap(source)
-            _check(_sys(SYS_MOUNT_SETATTR, fd, b"", AT_EMPTY_PATH | deep, ctypes.byref(attr),
-                        ctypes.sizeof(attr)), f"mount attributes of {source}")
+                idmapped = MountAttr(attr.attr_set | MOUNT_ATTR_IDMAP, 0, 0, self._idmap(source))
+                done = _sys(SYS_MOUNT_SETATTR, fd, b"", AT_EMPTY_PATH | deep, ctypes.byref(idmapped), plain)
+                if done < 0 and not readonly:  # the dropped uid could not write there: say so, do not go on
+                    _check(done, f"idmapped mount of {source} (its file system may not support them)")
+                if done == 0:
+                    attr = None  # a read-only folder on a file system without idmapped mounts is bound as it is
+            if attr is not None:
+                _check(_sys(SYS_MOUNT_SETATTR, fd, b"", AT_EMPTY_PATH | deep, ctypes.byref(attr), plain),
+                       f"mount attributes of {source}")
             point = self._mountpoint(target, is_dir)
             _check(_sys(SYS_MOVE_MOUNT, fd, b"", AT_FDCWD, os.fsencode(point), MOVE_MOUNT_F_EMPTY_PATH),
                    f"mounting {source}")

@@ -98,8 +98,8 @@ class TreeCache:
 
 def _open_regular(real: Path):
     """The file opened for reading, never blocking: a FIFO swapped in after the stat is refused, not waited on."""
-    fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
+    f = open(real, "rb", opener=lambda path, flags: os.open(path, flags | os.O_NONBLOCK))  # noqa: SIM115 - returned
+    if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+        f.close()
         raise OSError(f"{real} is not a regular file")
-    return os.fdopen(fd, "rb")
+    return f
