@@ -169,11 +169,12 @@ def interpreter_paths(python: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(str(Path(p).resolve()) for p in found if p and Path(p).exists()))
 
 
-def _policy(private: Path, cwd: Path, write: Iterable[Path], readonly: Iterable[Path], python: str,
+def _policy(private: Path, cwd: Path, write: Iterable[Path], readonly: Iterable[Path], python: str | None,
             read: Iterable[Path] = (), drop: bool = False) -> dict:
-    """What the launcher builds (sandbox_exec.py): binds, Landlock rules, limits, who runs."""
+    """What the launcher builds (sandbox_exec.py): binds, Landlock rules, limits, who runs; `python`'s installation
+    is readable unless it is None."""
     write = [_real(p) for p in write]
-    read = [*interpreter_paths(python), *(_real(p) for p in read)]
+    read = [*(interpreter_paths(python) if python else ()), *(_real(p) for p in read)]
     protect = [*_protected_in(write, read), *(_real(p) for p in readonly if Path(p).is_file())]
     here = Path(cwd).absolute()
     return {
@@ -225,11 +226,13 @@ def _venv_root(path: Path, stop: Path) -> Path | None:
 
 @contextmanager
 def confined(cmd: list[str], *, cwd: Path, env: Mapping[str, str], write: Iterable[Path] = (),
-             read: Iterable[Path] = (), readonly: Iterable[Path] = ()) -> Iterator[tuple[list[str], dict[str, str]]]:
+             read: Iterable[Path] = (), readonly: Iterable[Path] = (),
+             interpreter: bool = True) -> Iterator[tuple[list[str], dict[str, str]]]:
     """The command and environment that run `cmd` in the sandbox, writing only `cwd`, `write` and a private temp
     dir (HOME and TMPDIR; `ph-sandbox-XXXXXXXX`, which `noise` reads as a temp path; it lasts for the block),
     with the files `readonly` and the folders `_protected_in` mounted read-only; unchanged when the sandbox is off.
-    `cmd[0]` is the interpreter whose installation the run may read. A `.git` that appears in `cwd` during the run
+    `cmd[0]` is the interpreter whose installation the run may read (`interpreter=False`: only what `read` names,
+    for asking an interpreter about itself before its paths are known). A `.git` that appears in `cwd` during the run
     (where there was none) is removed afterwards: it would make the folder a repo whose config runs code."""
     env = dict(env)
     if not enabled():
@@ -243,7 +246,7 @@ def confined(cmd: list[str], *, cwd: Path, env: Mapping[str, str], write: Iterab
             env.pop(name, None)
         home = str(private)
         env.update(HOME=home, TMPDIR=home, TMP=home, TEMP=home)
-        policy = _policy(private, Path(cwd), [Path(cwd), *write], list(readonly), cmd[0], read,
+        policy = _policy(private, Path(cwd), [Path(cwd), *write], list(readonly), cmd[0] if interpreter else None, read,
                          drop=os.geteuid() == 0 and support().drops_root)
         try:
             yield [sys.executable, "-I", str(LAUNCHER), json.dumps(policy), *cmd], env

@@ -419,8 +419,14 @@ def _fail(error: BaseException) -> None:
     os._exit(SETUP_FAILED)
 
 
+POLICY_KEYS = ("cwd", "stage", "system", "read", "write", "tmp", "devices", "protect")
+
+
 def main(argv: list[str]) -> None:
     policy, cmd = json.loads(argv[1]), argv[2:]
+    missing = [key for key in POLICY_KEYS if key not in policy]
+    if missing:  # a policy made by hand for an older launcher: say so rather than fail half-way
+        _fail(SetupError(f"the policy lacks {', '.join(missing)}: build it with sandbox.confined"))
     try:
         enter_namespaces(policy)
     except (OSError, SetupError) as e:
