@@ -5,6 +5,7 @@ Here: the run commands (ask, fix, add, run, demo). Elsewhere: the app and `fail`
 the repo and settings they resolve to (cli_options), undo/log/show/config/doctor (cli_history), `ph eval` (cli_eval),
 `ph model` (cli_model)."""
 
+import errno
 from pathlib import Path
 from typing import Annotated
 
@@ -127,6 +128,14 @@ def _job(
                                  emit=view, escalate=second, test_timeout=test_timeout, python=interpreter)
         except (ModelError, UserError, ValueError) as err:
             fail(str(err), json_command=as_json)
+            return
+        except OSError as err:
+            if err.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            where = f" ({err.filename})" if err.filename else ""
+            fail(f"the disk is full{where}: the run stopped; files ph wrote are whole (written to a temp file, then "
+                 "renamed), and `ph undo` puts back what it changed; free some space and run it again",
+                 json_command=as_json)
             return
         except Interrupted as stop:
             fail(_interrupted(stop.result), 130, json_command=as_json, result=stop.result)
