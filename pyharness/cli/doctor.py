@@ -103,5 +103,6 @@ def sandbox_check() -> Check:
     found = sandbox.support()
     if found.problem:
         return Check("sandbox", False, f"{found.problem}; runs need --no-sandbox (tests then run with your rights)")
-    return Check("sandbox", True, f"Landlock ABI {found.landlock_abi}; user, PID, network and mount namespaces; "
-                                  f"rlimits (a test run can write only its repo and a temp dir)")
+    return Check("sandbox", True, f"Landlock ABI {found.landlock_abi}; user, PID, network, IPC, UTS and mount "
+                                  f"namespaces, a root of its own; seccomp; rlimits (a test run can write only its "
+                                  f"repo and a temp dir)")

@@ -5,6 +5,7 @@ shared options and the repo and settings they resolve to (options.py, config.py)
 (history.py, doctor.py), `ph eval` (evaluate.py, evalview.py), `ph model` (model.py), `ph export` and `ph distill`
 (export.py), the live view and the run summary (console.py, recap.py) and `--json` (jsonview.py)."""
 
+import errno
 from pathlib import Path
 from typing import Annotated
 
@@ -36,8 +37,7 @@ from pyharness.cli.options import (
 
 
 def _chosen_model(settings, quiet: bool = False):
-    """The model the settings name (or the automatic choice), saying on stderr which and why unless it was typed (or
-    -q asked for the summary line only)."""
+    """The model the settings name (or the automatic choice), saying on stderr which and why unless typed or -q."""
     from pyharness.cli.config import choose_model
     from pyharness.cli.console import inert
 
@@ -48,8 +48,7 @@ def _chosen_model(settings, quiet: bool = False):
 
 
 def _chosen_python(root: Path | None, settings, quiet: bool = False):
-    """The interpreter that runs the repo's code, said on stderr (with its versions and why) unless it was typed (or
-    -q asked for the summary line only)."""
+    """The interpreter that runs the repo's code, said on stderr (versions and why) unless it was typed or -q."""
     from pyharness.cli.config import choose_python
     from pyharness.cli.console import inert
 
@@ -130,6 +129,14 @@ def _job(
                                  emit=view, escalate=second, test_timeout=test_timeout, python=interpreter)
         except (ModelError, UserError, ValueError) as err:
             fail(str(err), json_command=as_json)
+            return
+        except OSError as err:
+            if err.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            where = f" ({err.filename})" if err.filename else ""
+            fail(f"the disk is full{where}: the run stopped; files ph wrote are whole (written to a temp file, then "
+                 "renamed), and `ph undo` puts back what it changed; free some space and run it again",
+                 json_command=as_json)
             return
         except Interrupted as stop:
             fail(_interrupted(stop.result), 130, json_command=as_json, result=stop.result)
@@ -300,8 +307,8 @@ def demo(
     try:
         settings = settings_for(None, model=model, max_steps=max_steps, stream=stream, python=python)
         max_steps, stream = settings["max_steps"], settings["stream"]
-        interpreter = _chosen_python(None, settings)
-        chosen = _chosen_model(settings)
+        interpreter = _chosen_python(None, settings, quiet)
+        chosen = _chosen_model(settings, quiet)
         if not quiet:
             console.print(f"demo with model [bold]{safe(chosen.name)}[/bold]")
         with RunView(stream=stream, quiet=quiet, verbose=verbose) as view:

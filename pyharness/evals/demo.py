@@ -6,7 +6,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.resources import files
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from pyharness.harness.pipeline import HarnessConfig
 from pyharness.loop.runs import AgentConfig
@@ -17,6 +17,7 @@ from pyharness.workspace.gitops import snapshot_repo
 from pyharness.workspace.interpreter import Interpreter
 from pyharness.workspace.testrun import run_pytest
 from pyharness.workspace.tree import SKIP_DIRS
+from pyharness.workspace.treecopy import copy_tree
 
 
 def demo_root() -> Path:
@@ -40,9 +41,13 @@ class DemoOutcome:
 
 
 def make_repo(dest: Path, job: dict, root: Path | None = None, source: Path | None = None) -> Path:
-    """A git-initialised copy of the job's repo (default demo/orders) with the job's seed applied."""
+    """A git-initialised copy of the job's repo (default demo/orders) with the job's seed applied. A job folder is
+    untrusted input: its repo is copied without following links out of it (`treecopy.copy_tree` leaves them and
+    special files out), and each seed patch writes only inside the copy (`seed_target`)."""
     source = source or (root or demo_root()) / "orders"
-    shutil.copytree(source, dest, ignore=shutil.ignore_patterns(*SKIP_DIRS))
+    if dest.exists():
+        raise FileExistsError(f"{dest} exists")
+    copy_tree(source, dest, skip=SKIP_DIRS)
     snapshot_repo(dest, "demo: clean")
     for patch in job.get("seed", []):
         apply_patch(dest, patch)
@@ -50,8 +55,8 @@ def make_repo(dest: Path, job: dict, root: Path | None = None, source: Path | No
 
 
 def apply_patch(repo: Path, patch: dict) -> None:
-    """Apply one {path, find, replace} text patch (an empty find creates the file)."""
-    target = repo / patch["path"]
+    """Apply one {path, find, replace} text patch (an empty find creates the file) inside `repo`."""
+    target = seed_target(repo, patch["path"])
     if not patch["find"]:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(patch["replace"], encoding="utf-8")
@@ -60,6 +65,41 @@ def apply_patch(repo: Path, patch: dict) -> None:
     if text.count(patch["find"]) != 1:
         raise ValueError(f"demo patch: {patch['find']!r} must occur once in {patch['path']}")
     target.write_text(text.replace(patch["find"], patch["replace"]), encoding="utf-8")
+
+
+def job_path(rel: object, what: str) -> PurePosixPath:
+    """A path a job file names (a seed patch's, a hidden test's, a test id's file), as data: a non-empty relative
+    path with no `..`, no backslash or NUL, and nothing under `.git` in any spelling; a ValueError names the field."""
+    if not isinstance(rel, str) or not rel.strip() or "\0" in rel or "\\" in rel:
+        raise ValueError(f"{what} {rel!r} is not a relative path")
+    path = PurePosixPath(rel)
+    if path.is_absolute() or ".." in path.parts:
+        raise ValueError(f"{what} {rel!r} leaves its folder (an absolute path or '..')")
+    if any(part.lower().rstrip(". ") == ".git" for part in path.parts):
+        raise ValueError(f"{what} {rel!r} is inside .git")
+    return path
+
+
+def seed_target(repo: Path, rel: object) -> Path:
+    """The file a seed patch writes: `job_path` inside `repo`, reached through no symlink."""
+    target = Path(repo)
+    for part in job_path(rel, "seed path").parts:
+        target = target / part
+        if target.is_symlink():
+            raise ValueError(f"seed path {rel!r} goes through a symlink ({target.relative_to(repo)})")
+    return target
+
+
+def job_file(folder: Path, rel: object, what: str) -> Path:
+    """A file of a job folder (its hidden test): `job_path` inside `folder`, a regular file, no link on the way."""
+    path = Path(folder)
+    for part in job_path(rel, what).parts:
+        path = path / part
+        if path.is_symlink():
+            raise ValueError(f"{what} {rel!r} is a symlink or goes through one")
+    if not path.is_file():
+        raise ValueError(f"{what} {rel!r} is not a file of the job folder")
+    return path
 
 
 def check(job: dict, repo: Path, result: RunResult, root: Path | None = None,
@@ -80,7 +120,7 @@ def check(job: dict, repo: Path, result: RunResult, root: Path | None = None,
         from pyharness.evals.fixscore import score_fix
 
         return score_fix(job, repo, source or (root or demo_root()) / "orders")
-    hidden = (root or demo_root()) / job["hidden_test"]
+    hidden = job_file(root or demo_root(), job["hidden_test"], "hidden_test")
     dest = repo / "tests" / hidden.name
     shutil.copy2(hidden, dest)
     run = run_pytest(repo, [f"tests/{hidden.name}"])

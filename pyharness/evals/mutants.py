@@ -90,7 +90,7 @@ def left_in(repo: Path, tests: list[str], failing: list[str], test_hashes: dict[
     if tests_changed:
         return {"green": False, "note": f"test files changed: {', '.join(tests_changed)}", "failing": None,
                 "before": len(failing), "worse": True, "changed": changed}
-    run = run_pytest(repo, tests, timeout=300, python=python)
+    run = run_pytest(repo, tests, timeout=300, python=python, readonly=tests)  # read-only, compiled from source
     ran = run.exit_code in (0, 1) and run.reported and not run.timed_out
     return {"green": run.green, "note": f"{', '.join(tests)}: {run.summary()}", "failing": len(run.failing),
             "before": len(failing), "changed": changed,
@@ -103,7 +103,8 @@ def edited_files(repo: Path) -> list[str] | None:
     from pyharness.workspace import gitops
 
     try:
-        out = gitops.run(repo, "status", "--porcelain", "-z", "--untracked-files=all", "--no-renames", timeout=60)
+        out = gitops.run(repo, "status", "--porcelain", "-z", "--untracked-files=all", "--no-renames",
+                          "--ignore-submodules=all", timeout=60)
     except gitops.GitError:
         return None
     names = [entry[3:] for entry in out.split("\0") if len(entry) > 3]

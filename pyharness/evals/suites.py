@@ -87,16 +87,32 @@ def add_job_folders(suite: Suite, paths: list[Path]) -> None:
 
 
 def _validate_job(job: object, folder: Path) -> None:
+    """A job folder is untrusted input: its fields are checked as data before anything is copied or run."""
+    from pyharness.evals.demo import job_file, job_path
+
     if not isinstance(job, dict) or job.get("mode") not in JOB_MODES or not isinstance(job.get("task"), str):
         raise TaskError(f"a job needs 'mode' (one of {', '.join(JOB_MODES)}) and a 'task' string")
+    if (folder / "repo").is_symlink():
+        raise TaskError("the job folder's repo/ is a symlink; a job's repo is a folder of its own")
     if not (folder / "repo").is_dir():
         raise TaskError("the job folder has no repo/")
-    if job["mode"] == "fix" and not isinstance((job.get("check") or {}).get("tests_pass"), list):
-        raise TaskError("a fix job needs check.tests_pass (a list of test node ids)")
+    for key in ("seed", "reference"):
+        patches = job.get(key, [])
+        if not isinstance(patches, list) or not all(isinstance(p, dict) and all(
+                isinstance(p.get(k), str) for k in ("path", "find", "replace")) for p in patches):
+            raise TaskError(f"'{key}' must be a list of {{path, find, replace}} text patches")
+        for patch in patches:
+            job_path(patch["path"], "seed path")
+    if job["mode"] == "fix":
+        nodes = (job.get("check") or {}).get("tests_pass")
+        if not isinstance(nodes, list) or not all(isinstance(n, str) for n in nodes):
+            raise TaskError("a fix job needs check.tests_pass (a list of test node ids)")
+        for node in nodes:
+            job_path(node.split("::")[0], "test id")
     if job["mode"] == "ask" and not isinstance(job.get("check"), dict):
         raise TaskError("an ask job needs 'check' (answer_contains_all / answer_contains_any)")
-    if job["mode"] in ("add", "run") and not (folder / str(job.get("hidden_test", ""))).is_file():
-        raise TaskError(f"hidden_test {job.get('hidden_test')!r} is not a file of the job folder")
+    if job["mode"] in ("add", "run"):
+        job_file(folder, job.get("hidden_test"), "hidden_test")
 
 
 def check_task(task: Task) -> TaskCheck:

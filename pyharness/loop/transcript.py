@@ -63,9 +63,18 @@ class Transcript:
         record = redact_data(json.loads(json.dumps(record, ensure_ascii=False, default=str)))
         line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8", errors="backslashreplace")
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        with os.fdopen(fd, "ab") as f:
-            os.fchmod(f.fileno(), 0o600)
-            f.write(line)
+        try:
+            os.fchmod(fd, 0o600)
+            size = os.fstat(fd).st_size
+            try:
+                left = memoryview(line)
+                while left:
+                    left = left[os.write(fd, left):]
+            except OSError:  # a full disk: no half record is left at the end of the transcript
+                os.ftruncate(fd, size)
+                raise
+        finally:
+            os.close(fd)
 
 
 def read_transcript(path: Path) -> list[dict]:

@@ -1,10 +1,15 @@
-"""Every git call ph makes, through GitPython, with the repo's own code-running settings switched off.
+"""Every git call ph makes, through GitPython, with every command a repo's config can name switched off.
 
-A repo's `.git/config` can name programs git runs on its behalf (`core.fsmonitor`, hooks, pagers, GPG, diff and
-filter drivers). ph reads trees it did not write, so its own git calls override those settings on the command
-line (`git -c`, which beats any config file) and never read the system config. The work tree is never taken from
-the repo's own `core.worktree` either (it would move ph's root to a folder the repo picks, SAFETY-CASES.md case 70):
-every call names it in `GIT_WORK_TREE`, the folder that holds the `.git` entry.
+A repo's `.git/config` (and whatever it includes) can name programs git runs on its behalf: `core.fsmonitor`, hooks,
+pagers, GPG, an editor or askpass, an ssh command, external diff and textconv drivers, and filter drivers
+(`filter.<name>.clean/smudge/process`, which `git add` and `git status` run on file contents). ph reads trees it did
+not write, so its own git calls override all of those on the command line (`git -c`, which beats any config file,
+included ones too): the fixed settings in SAFE_CONFIG, and for every driver name the repo's config (or an included
+file) defines, its commands set to nothing (`_driver_overrides`). The system config is never read, and nothing is
+paged. The work tree is never taken from the repo's own `core.worktree` either (it would move ph's root to a folder
+the repo picks, docs/safety-cases.md case 70): every call names it in `GIT_WORK_TREE`, the folder that holds the `.git`
+entry. Inside the sandbox `.git` itself is read-only (`sandbox._protected_in`), so code that runs there cannot plant
+any of this for the user's own next `git status` either (case 77).
 """
 
 import os
@@ -17,14 +22,31 @@ SAFE_CONFIG = {
     "core.fsmonitor": "false",
     "core.hooksPath": os.devnull,
     "core.pager": "cat",
+    "core.editor": ":",
+    "core.askPass": "",
+    "core.sshCommand": "",
+    "core.alternateRefsCommand": "",
+    "credential.helper": "",
     "commit.gpgsign": "false",
     "tag.gpgsign": "false",
+    "gpg.program": "",
+    "gpg.ssh.program": "",
+    "gpg.x509.program": "",
     "core.untrackedCache": "false",
     "diff.external": "",
     "protocol.allow": "never",
+    "submodule.recurse": "false",
+    "status.submoduleSummary": "false",
+    "diff.ignoreSubmodules": "all",
+    "gc.auto": "0",
+    "maintenance.auto": "false",
 }
-SAFE_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "GIT_EXTERNAL_DIFF": "",
-            "GIT_OPTIONAL_LOCKS": "0"}
+DRIVER_COMMANDS = {"filter": ("clean", "smudge", "process"), "diff": ("textconv", "command"), "merge": ("driver",),
+                   "hook": ("command",)}
+"""Config sections whose named subsections hold commands git runs (`filter.<name>.clean`, ...): each set to ''."""
+SAFE_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_ATTR_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat",
+            "GIT_EXTERNAL_DIFF": "", "GIT_OPTIONAL_LOCKS": "0", "GIT_EDITOR": ":", "GIT_SEQUENCE_EDITOR": ":",
+            "GIT_ASKPASS": "", "SSH_ASKPASS": ""}
 AUTHOR = {"GIT_AUTHOR_NAME": "ph", "GIT_AUTHOR_EMAIL": "ph@localhost", "GIT_COMMITTER_NAME": "ph",
           "GIT_COMMITTER_EMAIL": "ph@localhost"}
 
@@ -35,10 +57,37 @@ class GitError(Exception):
 
 def run(root: Path, *args: str, timeout: float = 30.0) -> str:
     """Run `git ARGS` in root with ph's safe settings; returns stdout or raises GitError."""
-    command = ["git"]
-    for key, value in SAFE_CONFIG.items():
-        command += ["-c", f"{key}={value}"]
-    command += list(args)
+    return _execute(root, [*_config_args(SAFE_CONFIG), *_config_args(_driver_overrides(root, timeout))], args,
+                    timeout)
+
+
+def _config_args(settings: dict[str, str]) -> list[str]:
+    return [arg for key, value in settings.items() for arg in ("-c", f"{key}={value}")]
+
+
+def _driver_overrides(root: Path, timeout: float) -> dict[str, str]:
+    """`-c` settings that empty the command of every filter, diff, merge and hook driver the config defines (in
+    the repo's config, the user's, or a file either includes); a filter is no longer `required` either."""
+    pattern = "^(" + "|".join(DRIVER_COMMANDS) + r")\..+\."
+    try:
+        out = _execute(root, _config_args(SAFE_CONFIG), ["config", "--name-only", "--get-regexp", pattern], timeout)
+    except GitError:  # exit 1: none defined (or not a repo)
+        return {}
+    found: dict[str, str] = {}
+    for key in out.splitlines():
+        section, _, rest = key.partition(".")
+        name = rest.rpartition(".")[0]
+        if section.lower() not in DRIVER_COMMANDS or not name:
+            continue
+        for command in DRIVER_COMMANDS[section.lower()]:
+            found[f"{section}.{name}.{command}"] = ""
+        if section.lower() == "filter":
+            found[f"{section}.{name}.required"] = "false"
+    return found
+
+
+def _execute(root: Path, config: list[str], args: tuple[str, ...] | list[str], timeout: float) -> str:
+    command = ["git", "--no-pager", *config, *args]
     top = work_tree(root)
     pinned = {"GIT_WORK_TREE": str(top)} if top is not None else {}
     try:

@@ -3,7 +3,7 @@
 Every child that runs a repo's or the model's code (pytest, the fix-mode trace, collection, scratch checks, task
 checks, program runs) goes through `run_tree` or `run_once`, which run it in the sandbox
 (`pyharness.workspace.sandbox`), and gets its environment from `clean_env`, which drops variables whose name or value
-looks like a credential. `run_tree`
+looks like a credential or names a unix socket of the user's session (`TMUX`, `SSH_AUTH_SOCK`, ...). `run_tree`
 starts the child in a new session with a per-run marker variable and, however the run ends (exit, timeout,
 KeyboardInterrupt, ph exiting), sends TERM and then KILL to everything the run started: the child's
 descendants, every process still in its session, and every process whose environment carries the marker
@@ -14,6 +14,7 @@ import atexit
 import os
 import re
 import selectors
+import stat
 import subprocess
 import time
 import uuid
@@ -32,11 +33,20 @@ GRACE = 0.4
 
 SECRET_VALUE = re.compile(
     r"(?<![A-Za-z0-9])(?:AKIA[0-9A-Z]{16}|ASIA[0-9A-Z]{16}|ghp_[A-Za-z0-9]{20,}|gh[osur]_[A-Za-z0-9]{20,}"
-    r"|github_pat_[A-Za-z0-9_]{20,}|sk-[A-Za-z0-9_\-]{20,}|xox[abposr]-[A-Za-z0-9\-]+)"
+    r"|github_pat_[A-Za-z0-9_]{20,}|sk-[A-Za-z0-9_\-]{20,}|xox[abposr]-[A-Za-z0-9\-]+|glpat-[A-Za-z0-9_\-]{20,}"
+    r"|[sr]k_(?:live|test)_[A-Za-z0-9]{16,})"
     r"|-----BEGIN [A-Z ]*PRIVATE KEY-----"
     r"|[a-z][a-z0-9+.\-]*://[^/\s:@]+:[^/\s@]+@"
 )
-"""Values that look like an AWS/GitHub/OpenAI/Slack token, a private key, or a URL with `user:password@`."""
+"""Values that look like an AWS/GitHub/GitLab/OpenAI/Slack/Stripe token, a private key, or a URL with
+`user:password@`."""
+SOCKET_NAME = re.compile(
+    r"^(?:TMUX|TMUX_PANE|STY|SSH_AUTH_SOCK|SSH_AGENT_PID|GPG_AGENT_INFO|DBUS_SESSION_BUS_ADDRESS"
+    r"|DBUS_SYSTEM_BUS_ADDRESS|DOCKER_HOST|DOCKER_CONTEXT|CONTAINER_HOST|XDG_RUNTIME_DIR|WAYLAND_DISPLAY|DISPLAY"
+    r"|XAUTHORITY|KRB5CCNAME|PULSE_SERVER|NVIM|NVIM_LISTEN_ADDRESS|KITTY_LISTEN_ON|WEZTERM_UNIX_SOCKET"
+    r"|VSCODE_GIT_IPC_HANDLE|GIT_ASKPASS|SSH_ASKPASS|ZELLIJ.*|VSCODE_IPC_HOOK.*)$|_SOCK$|_SOCKET$|_IPC_HANDLE$")
+"""Variables that name a way into the user's session (terminal multiplexers, agents, buses, container engines, the
+display, an editor's socket): a test that could reach them could run commands with the user's full rights."""
 
 _ACTIVE: dict[int, tuple[str, float]] = {}
 _ATEXIT = False
@@ -45,9 +55,21 @@ _ATEXIT = False
 def clean_env(extra: Mapping[str, str] | None = None, base: Mapping[str, str] | None = None) -> dict[str, str]:
     """`base` (default: this process's environment) without credential-like variables, plus `extra`."""
     env = {k: v for k, v in (os.environ if base is None else base).items()
-           if not SECRET_NAME.search(k) and not SECRET_VALUE.search(v)}
+           if not SECRET_NAME.search(k) and not SECRET_VALUE.search(v) and not _names_a_socket(k, v)}
     env.update(extra or {})
     return env
+
+
+def _names_a_socket(name: str, value: str) -> bool:
+    """A socket variable by name (SOCKET_NAME), a `unix:` address, or a path to a unix socket."""
+    if SOCKET_NAME.search(name) or value.startswith(("unix:", "npipe:")):
+        return True
+    if not value.startswith("/") or len(value) > 4096 or "\0" in value:
+        return False
+    try:
+        return stat.S_ISSOCK(os.stat(value).st_mode)
+    except (OSError, ValueError):
+        return False
 
 
 @dataclass
@@ -253,18 +275,26 @@ class CappedLog:
 
     def close(self) -> bytes:
         """Finish the file and return what it holds."""
-        if self._omitted_bytes:
-            cut = self._tail.find(b"\n")
-            if 0 <= cut < len(self._tail) - 1:  # start the tail on a line boundary
-                self._drop(cut + 1)
-            self._file.write(f"\n... [{self.omitted_lines} lines omitted] ...\n".encode())
-        self._file.write(self._tail)
-        self._file.close()
+        try:
+            if self._omitted_bytes:
+                cut = self._tail.find(b"\n")
+                if 0 <= cut < len(self._tail) - 1:  # start the tail on a line boundary
+                    self._drop(cut + 1)
+                self._file.write(f"\n... [{self.omitted_lines} lines omitted] ...\n".encode())
+            self._file.write(self._tail)
+        finally:
+            self._file.close()
 
         data = self.path.read_bytes()  # at most head + tail: secrets a test printed are masked on disk too
         clean = redact(data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
-        if clean != data:
-            self.path.write_bytes(clean)
+        if clean != data:  # beside it, then renamed over it: a full disk leaves the old log, never half of one
+            masked = self.path.with_name(self.path.name + ".masked")
+            try:
+                masked.write_bytes(clean)
+                os.replace(masked, self.path)
+            except BaseException:
+                masked.unlink(missing_ok=True)
+                raise
         return clean
 
     @property

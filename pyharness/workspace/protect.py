@@ -10,6 +10,7 @@ run they are hashed again: a change (by the model, or by code the tests ran) mak
 import hashlib
 import os
 import re
+import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,8 @@ from pyharness.workspace.pytestconfig import pinned_args
 from pyharness.workspace.tree import SKIP_DIRS, Workspace
 
 COLLECT_TIMEOUT = 60.0
+HASH_CAP = 64 << 20
+"""Bytes of one protected file that are read to hash it."""
 COLLECT_CAP = 2_000_000
 """Bytes of collection output read (a huge suite's listing beyond this is not needed to name its files)."""
 NODE = re.compile(r"^([^\s:][^:]*?)::", re.MULTILINE)
@@ -60,7 +63,7 @@ class TestGuard:
         """Ask pytest for its test files (of `tests` when the job names them), protect them in the workspace, and
         hash every protected file."""
         before = {rel: _hash(ws.root / rel) for rel in _walk(ws.root)}  # collecting runs repo code: hash first
-        looks = [rel for rel, h in before.items() if h and not h.startswith("link:") and ws.is_test_path(rel)]
+        looks = [rel for rel, h in before.items() if _regular(h) and ws.is_test_path(rel)]
         ws.test_files = collected_files(ws.root, python=python, tests=tests, readonly=looks)
         guard = cls(root=ws.root)
         guard.hashes = {rel: before.get(rel, "") for rel in protected_files(ws)}
@@ -68,7 +71,7 @@ class TestGuard:
 
     def files(self) -> list[str]:
         """The protected files that existed at the start (repo-relative): test runs mount them read-only."""
-        return sorted(rel for rel, h in self.hashes.items() if h and not h.startswith("link:"))
+        return sorted(rel for rel, h in self.hashes.items() if _regular(h))
 
     def changed_in(self, root: Path) -> list[str]:
         """The protected files whose bytes in `root` (the tree or a scratch copy of it) differ from the start."""
@@ -103,10 +106,36 @@ def _walk(root: Path) -> list[str]:
 
 
 def _hash(path: Path) -> str:
-    """sha256 of a file's bytes (links not followed: a swapped-in link counts as a change); '' when absent."""
+    """sha256 of a regular file's bytes; `link:TARGET` for a symlink (never followed: a swapped-in link counts as a
+    change), `special:TYPE` for a FIFO, device or socket (never opened: a FIFO would block), '' when absent. A file
+    over HASH_CAP bytes is hashed by its first HASH_CAP bytes, size and mtime (a sparse multi-GB file is not read
+    to its end)."""
     try:
-        if path.is_symlink():
+        st = os.lstat(path)
+        if stat.S_ISLNK(st.st_mode):
             return "link:" + os.readlink(path)
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        if not stat.S_ISREG(st.st_mode):
+            return f"special:{stat.S_IFMT(st.st_mode):o}"
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return ""
+    digest = hashlib.sha256()
+    with os.fdopen(fd, "rb") as f:
+        now = os.fstat(f.fileno())
+        if not stat.S_ISREG(now.st_mode):  # swapped between the lstat and the open
+            return f"special:{stat.S_IFMT(now.st_mode):o}"
+        left = HASH_CAP
+        while left > 0:
+            chunk = f.read(min(left, 1 << 20))
+            if not chunk:
+                break
+            digest.update(chunk)
+            left -= len(chunk)
+        if now.st_size > HASH_CAP:
+            digest.update(f"\0{now.st_size}:{now.st_mtime_ns}".encode())
+    return digest.hexdigest()
+
+
+def _regular(digest: str) -> bool:
+    """True for the hash of a regular file (not absent, a link or a special file)."""
+    return bool(digest) and not digest.startswith(("link:", "special:"))

@@ -4,9 +4,11 @@ value of every environment variable ph scrubs from test runs (whatever its name 
 import os
 import re
 
-SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|KEY|AUTH|CREDENTIAL|PRIVATE|CERT", re.IGNORECASE)
+SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|KEY|AUTH|CREDENTIAL|PRIVATE|CERT"
+                         r"|_(?:PASS|PWD|DSN|SESSION)$", re.IGNORECASE)
 """Environment variable names that hold credentials: dropped from every child's environment (`procs.clean_env`),
-and their values masked by value in everything ph records."""
+and their values masked by value in everything ph records. Besides the words, names ending in `_PASS`, `_PWD`,
+`_DSN` or `_SESSION` (`DB_PASS`, `MYSQL_PWD`, `SENTRY_DSN`, `BW_SESSION`); `PWD` and `OLDPWD` are not."""
 MIN_SECRET_CHARS = 8
 """A scrubbed variable's value shorter than this is not masked by value (`1`, `true` would mask everything)."""
 
@@ -17,6 +19,10 @@ _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}\b|\bgithub_pat_[A-Za-z0-9_]{22,}"),
      "[redacted GitHub token]"),
     (re.compile(r"\b(?:sk|xox[abprs])-[A-Za-z0-9-]{20,}"), "[redacted token]"),
+    (re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}"), "[redacted GitLab token]"),
+    (re.compile(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"), "[redacted Stripe key]"),
+    # a DSN whose key is its user part (Sentry's https://KEY@o1.ingest.sentry.io/2): the key goes
+    (re.compile(r"(\b[A-Za-z][A-Za-z0-9+.\-]*://)[0-9a-f]{32}@"), r"\1[redacted]@"),
     # scheme://user:password@host: the user stays (it helps to read the log), the password goes
     (re.compile(r"(\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@'\"<>]+:)[^\s/@'\"<>]+@"), r"\1[redacted]@"),
     # an AWS secret key has no shape of its own (40 base64 characters): it is known by its name, in any format
@@ -25,7 +31,8 @@ _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     # code such as `password = request.form["password"]` is left as it is
     (re.compile(r"(?i)\b((?:db_?|my_?)?(?:password|passwd|pwd|api_?key|auth_?token|secret))(['\"]?\s*[=:]\s*)(['\"])"
                 r"[^'\"\s]{6,}\3"), r"\1\2\3[redacted]\3"),
-    (re.compile(r"(?i)^(\s*(?:export\s+)?[A-Z0-9_]*(?:PASSWORD|PASSWD|SECRET|API_?KEY|TOKEN)=)[^\s'\"]{6,}",
+    (re.compile(r"(?i)^(\s*(?:export\s+)?[A-Z0-9_]*(?:PASSWORD|PASSWD|SECRET|API_?KEY|TOKEN|_PASS|_PWD|_DSN|_SESSION)=)"
+                r"[^\s'\"]{6,}",
                 re.MULTILINE), r"\1[redacted]"),
 )
 

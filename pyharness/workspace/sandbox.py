@@ -1,37 +1,46 @@
-"""The sandbox every process that runs repo or model code goes through (tests, search checks, add-mode tests,
+"""The sandbox every process that runs repo or model code goes through (tests, the trials' checks, add-mode tests,
 trace runs, pytest collection, eval programs).
 
-On Linux, `confined` wraps a command in `sandbox_exec.py`: new user, PID, network and mount namespaces (no
-network but loopback, its own `/proc`, so no other process's environment), Landlock rules (write only the
-repo or scratch copy it runs in, a private temp dir and any file named for it; read the system folders, the
-interpreter's installation and that repo), resource limits (file size, processes, address space), and fix
-mode's test files bind-mounted read-only. `HOME` and `TMPDIR` point at the private temp dir, which is removed
+On Linux, `confined` wraps a command in `sandbox_exec.py`: new PID, network, IPC and UTS namespaces (no network but
+loopback, its own `/proc`, so no other process's environment; no System V IPC of the host) and a file system of its
+own: a tmpfs root holding the system folders, the interpreter's installation and the repo or scratch copy it runs
+in, nothing else (no `/tmp`, `/run`, `$XDG_RUNTIME_DIR` or home, so none of the user's unix sockets), a `/dev` of
+harmless devices with a pts of its own. Inside it, `.git`, `.ph`, a venv in the repo and fix mode's test files are
+read-only; Landlock lets it write only the repo, a private temp dir and any file named for it (and make no FIFO or
+device file in the repo), with no abstract unix socket or signal beyond the sandbox where the kernel has those
+scopes; seccomp closes the keyring; resource limits bound file size, processes and address space. A user namespace
+maps the user onto itself; when ph runs as root it drops instead to uid 65534 over idmapped mounts, so root-only
+files stay closed and the process limit holds. `HOME` and `TMPDIR` point at the private temp dir, which is removed
 afterwards. What the sandbox cannot do on this machine `check()` says in one line; runs then need an explicit
 `--no-sandbox` (`set_enabled(False)`), which the summary and the transcript state.
 """
 
 import functools
 import json
+import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import threading
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
 LAUNCHER = Path(__file__).with_name("sandbox_exec.py")
 PLUGIN_DIR = Path(__file__).with_name("pytest_report")
-"""ph's pytest plugin (the verdict channel): a folder on the sandboxed run's PYTHONPATH."""
+"""ph's pytest plugin (the verdict channel), loaded by its path (`testrun.run_pytest`)."""
 SYSTEM_READ = ("/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc", "/opt", "/proc", "/sys",
                "/dev")
-"""Folders every sandboxed process may read (and execute from): the system, not the users' homes or /tmp."""
-DEVICE_RW = ("/dev/null", "/dev/shm")
-"""Devices and folders it may write besides its own: the null device, and the sandbox's own /dev/shm."""
+"""Folders every sandboxed process may read (and execute from): the system, not the users' homes, /tmp or /run."""
+DEVICE_RW = ("/dev/null", "/dev/zero", "/dev/full", "/dev/shm", "/dev/pts", "/dev/ptmx")
+"""Devices and folders it may write besides its own: the harmless devices, its own /dev/shm and pts."""
 LIMITS = {"fsize": 1 << 30, "nproc": 512, "as": 16 << 30, "core": 0}
 """Resource limits per process: 1 GiB per file written, 512 processes, 16 GiB of address space, no core files."""
+DROP_TO = {"uid": 65534, "gid": 65534}
+"""Who a root run's sandboxed code is (nobody/nogroup): not root, so root-only files stay closed and the process
+limit holds (the kernel never applies RLIMIT_NPROC to root)."""
 LANDLOCK_ABI_NEEDED = 1
 
 
@@ -42,7 +51,9 @@ class Support:
     landlock_abi: int = 0
     """The kernel's Landlock ABI version (0: none)."""
     namespaces: bool = False
-    """Unprivileged user, PID, network and mount namespaces work (a fresh /proc mounts)."""
+    """User (or, for root, idmapped mounts), PID, network, IPC, UTS and mount namespaces work: a new root builds."""
+    drops_root: bool = False
+    """ph runs as root and its sandboxed code runs as DROP_TO (idmapped mounts work here)."""
     problem: str = ""
     """'' when the sandbox works; else one line saying what is missing."""
     notes: list[str] = field(default_factory=list)
@@ -79,7 +90,8 @@ def override(on: bool) -> Iterator[None]:
 
 @functools.lru_cache(maxsize=1)
 def support() -> Support:
-    """Probe once: Landlock's ABI, then a real sandboxed `true` (namespaces, /proc, loopback, Landlock)."""
+    """Probe once: Landlock's ABI, then a real sandboxed run (namespaces, the new root, /proc, loopback, Landlock,
+    seccomp); as root, first the run that drops to DROP_TO, else the one that stays root in a user namespace."""
     if not sys.platform.startswith("linux"):
         return Support(problem=f"the sandbox needs Linux (namespaces and Landlock); this is {sys.platform}")
     found = Support()
@@ -92,22 +104,44 @@ def support() -> Support:
     except OSError as e:
         return Support(problem=f"the kernel has no Landlock ({e.strerror or e}; it needs Linux 5.13+ with "
                                f"landlock in the lsm= list)")
-    tmp = Path(tempfile.mkdtemp(prefix="ph-sandbox-probe-"))
-    try:
-        cmd = [sys.executable, "-I", str(LAUNCHER), json.dumps(_policy(tmp, [tmp], [], sys.executable)),
-               sys.executable, "-I", "-c", "import os; os.listdir('/proc')"]
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=30, cwd=tmp)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        found.problem = f"the sandbox could not start ({e})"
-        return found
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    if done.returncode != 0:
-        line = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
-        found.problem = f"the sandbox could not start: {line.removeprefix('ph sandbox: ')}"
-        return found
-    found.namespaces = True
+    tries = [True, False] if os.geteuid() == 0 else [False]
+    for drop in tries:
+        line = _probe(drop)
+        if not line:
+            found.namespaces, found.drops_root = True, drop
+            return found
+        if drop:
+            found.notes.append(f"root runs stay root inside a user namespace: dropping to uid {DROP_TO['uid']} "
+                               f"failed ({line})")
+    found.problem = f"the sandbox could not start: {line}"
     return found
+
+
+def _probe(drop: bool) -> str:
+    """'' when a sandboxed `python -c` runs; else the line saying why not."""
+    with _private() as private:
+        policy = _policy(private, private, [], [], sys.executable, drop=drop)
+        cmd = [sys.executable, "-I", str(LAUNCHER), json.dumps(policy), sys.executable, "-I", "-c",
+               "import os; os.listdir('/proc')"]
+        try:
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=30, cwd=private)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            return str(e)
+    if done.returncode == 0:
+        return ""
+    line = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
+    return line.removeprefix("ph sandbox: ")
+
+
+@contextmanager
+def _private() -> Iterator[Path]:
+    """A run's private folder, its HOME and TMPDIR, holding `.root`: where the launcher builds its file system."""
+    private = Path(tempfile.mkdtemp(prefix="ph-sandbox-"))
+    try:
+        (private / ".root").mkdir()
+        yield private
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
 
 
 def check() -> None:
@@ -153,13 +187,13 @@ def probe(python: str) -> Probe:
     and the installation its executable resolves to."""
     tmp = Path(tempfile.mkdtemp(prefix="ph-probe-"))
     cmd = [python, "-I", "-c", PROBE]
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp), "TMPDIR": str(tmp)}
+    outside = python != sys.executable and enabled() and not support().problem
     try:
-        if python != sys.executable and enabled() and not support().problem:
-            policy = {"cwd": str(tmp), "write": [str(tmp), *DEVICE_RW], "rlimits": LIMITS, "readonly": [],
-                      "read": [*SYSTEM_READ, *_install_bounds(python), str(tmp)]}
-            cmd = [sys.executable, "-I", str(LAUNCHER), json.dumps(policy), *cmd]
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=tmp, stdin=subprocess.DEVNULL,
-                              env={"PATH": "/usr/bin:/bin", "HOME": str(tmp), "TMPDIR": str(tmp)})
+        with (confined(cmd, cwd=tmp, env=env, read=_install_bounds(python), interpreter=False) if outside
+              else nullcontext((cmd, env))) as (run, run_env):
+            done = subprocess.run(run, capture_output=True, text=True, timeout=60, cwd=tmp, stdin=subprocess.DEVNULL,
+                                  env=run_env)
         found = json.loads(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 else None
     except (OSError, subprocess.TimeoutExpired) as err:
         return Probe(problem=f"{python} did not start ({err.__class__.__name__}: {err})"[:200])
@@ -223,39 +257,98 @@ def _readable(python: str, reported: list) -> tuple[str, ...]:
     return tuple(dict.fromkeys(str(p) for p in paths))
 
 
-def _policy(cwd: Path, write: Iterable[Path], readonly: Iterable[Path], python: str,
-            read: Iterable[Path] = ()) -> dict:
-    write = [str(Path(p).resolve()) for p in write]
+def _policy(private: Path, cwd: Path, write: Iterable[Path], readonly: Iterable[Path], python: str | None,
+            read: Iterable[Path] = (), drop: bool = False) -> dict:
+    """What the launcher builds (sandbox_exec.py): binds, Landlock rules, limits, who runs; `python`'s installation
+    is readable unless it is None."""
+    write = [_real(p) for p in write]
+    read = [*(interpreter_paths(python) if python else ()), *(_real(p) for p in read)]
+    protect = [*_protected_in(write, read), *(_real(p) for p in readonly if Path(p).is_file())]
+    here = Path(cwd).absolute()
     return {
-        "cwd": str(cwd),
-        "write": [*write, *DEVICE_RW],
-        "read": [*SYSTEM_READ, *interpreter_paths(python), *(str(Path(p).resolve()) for p in read), *write],
-        "readonly": [str(p) for p in readonly],
+        "cwd": str(here),
+        "stage": str(private / ".root"),
+        "system": [p for p in SYSTEM_READ if os.path.lexists(p)],
+        "read": read,
+        "write": write,
+        "tmp": [_real(private)],
+        "devices": list(DEVICE_RW),
+        "protect": protect,
+        "links": {str(here): _real(here)} if str(here) != _real(here) else {},
         "rlimits": LIMITS,
+        "drop": DROP_TO if drop else None,
     }
+
+
+def _real(path: Path | str) -> str:
+    return os.path.realpath(path)
+
+
+def _protected_in(write: list[str], read: list[str]) -> list[str]:
+    """What stays read-only inside the writable folders: their `.git` (a planted `core.fsmonitor`, hook or filter
+    driver would run at the user's next `git status`), ph's `.ph` (its transcripts and locks), and an interpreter
+    installation inside them (a venv in the repo: a planted `.pth` would run wherever that python starts)."""
+    found = []
+    for folder in write:
+        for name in (".git", ".ph"):
+            entry = os.path.join(folder, name)
+            if os.path.lexists(entry) and not os.path.islink(entry):
+                found.append(entry)
+        for path in read:
+            if path != folder and path.startswith(folder + os.sep):
+                venv = _venv_root(Path(path), Path(folder))
+                if venv is not None:
+                    found.append(str(venv))
+    return list(dict.fromkeys(found))
+
+
+def _venv_root(path: Path, stop: Path) -> Path | None:
+    """The folder holding `pyvenv.cfg` from `path` up to (not including) `stop`, if any."""
+    for folder in [path, *path.parents]:
+        if folder == stop or stop not in folder.parents:
+            return None
+        if (folder / "pyvenv.cfg").is_file():
+            return folder
+    return None
 
 
 @contextmanager
 def confined(cmd: list[str], *, cwd: Path, env: Mapping[str, str], write: Iterable[Path] = (),
-             read: Iterable[Path] = (), readonly: Iterable[Path] = ()) -> Iterator[tuple[list[str], dict[str, str]]]:
+             read: Iterable[Path] = (), readonly: Iterable[Path] = (),
+             interpreter: bool = True) -> Iterator[tuple[list[str], dict[str, str]]]:
     """The command and environment that run `cmd` in the sandbox, writing only `cwd`, `write` and a private temp
-    dir (HOME and TMPDIR; `ph-sandbox-XXXXXXXX`, which `noise` reads as a temp path; it lasts for the block), with the
-    files `readonly` mounted read-only; unchanged when the sandbox is off. `cmd[0]` is the interpreter whose
-    installation the run may read."""
+    dir (HOME and TMPDIR; `ph-sandbox-XXXXXXXX`, which `noise` reads as a temp path; it lasts for the block),
+    with the files `readonly` and the folders `_protected_in` mounted read-only; unchanged when the sandbox is off.
+    `cmd[0]` is the interpreter whose installation the run may read (`interpreter=False`: only what `read` names,
+    for asking an interpreter about itself before its paths are known). A `.git` that appears in `cwd` during the run
+    (where there was none) is removed afterwards: it would make the folder a repo whose config runs code."""
     env = dict(env)
     if not enabled():
         yield list(cmd), env
         return
     check()
-    private = Path(tempfile.mkdtemp(prefix="ph-sandbox-"))
-    try:
-        for name in ("XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):
+    git = Path(cwd) / ".git"
+    had_git = os.path.lexists(git)
+    with _private() as private:
+        for name in ("XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR"):
             env.pop(name, None)
-        env.update(HOME=str(private), TMPDIR=str(private), TMP=str(private), TEMP=str(private))
-        policy = _policy(Path(cwd), [Path(cwd), private, *write], list(readonly), cmd[0], read)
-        yield [sys.executable, "-I", str(LAUNCHER), json.dumps(policy), *cmd], env
-    finally:
-        shutil.rmtree(private, ignore_errors=True)
+        home = str(private)
+        env.update(HOME=home, TMPDIR=home, TMP=home, TEMP=home)
+        policy = _policy(private, Path(cwd), [Path(cwd), *write], list(readonly), cmd[0] if interpreter else None, read,
+                         drop=os.geteuid() == 0 and support().drops_root)
+        try:
+            yield [sys.executable, "-I", str(LAUNCHER), json.dumps(policy), *cmd], env
+        finally:
+            if not had_git and os.path.lexists(git):
+                _remove(git)
+
+
+def _remove(path: Path) -> None:
+    """Remove a file, link or folder tree without following links."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
 
 
 def describe() -> str:
@@ -265,4 +358,6 @@ def describe() -> str:
     s = support()
     if s.problem:
         return f"unavailable: {s.problem}"
-    return f"on (user, PID, network and mount namespaces; Landlock ABI {s.landlock_abi}; rlimits)"
+    who = f"runs as uid {DROP_TO['uid']}" if s.drops_root and os.geteuid() == 0 else "user"
+    return (f"on ({who}, PID, network, IPC, UTS and mount namespaces, a root of its own; Landlock ABI "
+            f"{s.landlock_abi}; seccomp; rlimits)")

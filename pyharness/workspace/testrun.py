@@ -141,19 +141,25 @@ def run_pytest(root: Path, targets: list[str] | None = None, *, timeout: float =
     why = next((unsafe_target(t) for t in targets if unsafe_target(t)), "")
     if why:
         raise ValueError(why)
-    cmd = [python or sys.executable, "-m", "pytest", *PYTEST_QUIET_ARGS, "--tb=short", "-rfE",
-           "-p", "ph_pytest_report", *pinned_args(root, targets), *targets]
-    paths = [*import_roots(root), str(sandbox.PLUGIN_DIR), *filter(None, [os.environ.get("PYTHONPATH")])]
+    cmd = [python or sys.executable, "-c", BOOT, str(PLUGIN), *PYTEST_QUIET_ARGS, "--tb=short", "-rfE",
+           *pinned_args(root, targets), *targets]
+    paths = [*import_roots(root), *filter(None, [os.environ.get("PYTHONPATH")])]
+    clear_bytecode(root, readonly or [])
     log = CappedLog(_log_path())
     report = log.path.with_suffix(".report")
     fd = os.open(report, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     env = clean_env({**QUIET_ENV, "PYTHONPATH": os.pathsep.join(paths), "PH_REPORT_FD": str(fd)})
     try:
-        done = run_tree(cmd, cwd=root, env=env, timeout=timeout, sink=log.write, pass_fds=(fd,),
-                        readonly=[root / rel for rel in readonly or []])
-    finally:
-        os.close(fd)
-        raw = log.close()
+        try:
+            done = run_tree(cmd, cwd=root, env=env, timeout=timeout, sink=log.write, pass_fds=(fd,),
+                            readonly=[root / rel for rel in readonly or []])
+        finally:
+            os.close(fd)
+            raw = log.close()
+    except BaseException:  # a full disk, Ctrl-C: no report and no cut-off log are left behind
+        report.unlink(missing_ok=True)
+        log.path.unlink(missing_ok=True)
+        raise
     text = normalise(raw.decode("utf-8", errors="replace"), root=str(root) + "/")
     run = parse_pytest_output(text, done.returncode, done.timed_out)
     run.timeout, run.log_path, run.omitted_lines = timeout, log.path, log.omitted_lines
@@ -169,7 +175,9 @@ def import_roots(root: Path) -> list[str]:
 
 
 def _apply_report(run: TestRun, report: Path) -> None:
-    """Overwrite the counts, failing tests and exit code with what ph's plugin reported (see TestRun.reported)."""
+    """Overwrite the counts, failing tests and exit code with what ph's plugin reported (see TestRun.reported). The
+    first `end` record closes the report: whatever follows it (code that kept a copy of the descriptor and wrote a
+    second, forged end at exit) is not read."""
     counts: dict[str, int] = {}
     failing: list[str] = []
     end = None
@@ -186,7 +194,7 @@ def _apply_report(run: TestRun, report: Path) -> None:
             continue
         if "end" in rec:
             end = rec["end"]
-            continue
+            break
         kind = _KIND.get((rec.get("when"), rec.get("outcome")))
         if kind:
             counts[kind] = counts.get(kind, 0) + 1
@@ -195,7 +203,7 @@ def _apply_report(run: TestRun, report: Path) -> None:
     counts["deselected"] = run.counts.get("deselected", 0)  # -k/-m choices: pytest reports no test for them
     run.counts = {k: counts[k] for k in _ORDER if counts.get(k)}
     run.failing = failing
-    if not isinstance(end, int):  # what was reported before the process ended stands; the rest is not believed
+    if not isinstance(end, int) or isinstance(end, bool):  # what was reported before the process ended stands
         run.reported = run.exit_code != 0  # a failed start (a conftest that fails to import) reports nothing
     elif run.exit_code == 0:  # green needs both: a clean exit and the plugin's end (a non-zero exit stands: 6)
         run.exit_code = end
@@ -206,7 +214,43 @@ _KIND = {("call", "passed"): "passed", ("call", "failed"): "failed", ("call", "s
          ("call", "xpassed"): "xpassed", ("setup", "failed"): "errors", ("teardown", "failed"): "errors",
          ("collect", "error"): "errors"}
 """(phase, outcome) of a plugin record -> the count it adds to, as pytest's summary counts them."""
+PLUGIN = sandbox.PLUGIN_DIR / "ph_pytest_report.py"
+BOOT = ("import sys, importlib.util as u\n"
+        "s = u.spec_from_file_location('ph_pytest_report', sys.argv[1])\n"
+        "m = sys.modules[s.name] = u.module_from_spec(s)\n"
+        "s.loader.exec_module(m)\n"
+        "m.main(sys.argv[2:])\n")
+"""How every pytest run starts: ph's plugin loaded from its file by path (`python -c BOOT PLUGIN ARGS...`), then
+pytest run by it; a repo file named like the plugin is never imported in its place (Python 3.8+)."""
 _ORDER = ("failed", "passed", "skipped", "deselected", "xfailed", "xpassed", "errors")
+
+
+def clear_bytecode(root: Path, judging: list[str]) -> None:
+    """Remove the cached bytecode of the judging files (`__pycache__/NAME.*.pyc` beside each `.py` of them) before a
+    judging run: the tests are compiled from their source, never from a `.pyc` an earlier run of repo code left
+    (one whose header matches the source's size and mtime is loaded whatever it holds). A `__pycache__` that is a
+    symlink is removed itself, never followed."""
+    stems: dict[Path, set[str]] = {}
+    for rel in judging:
+        path = Path(root) / rel
+        if path.suffix == ".py":
+            stems.setdefault(path.parent / "__pycache__", set()).add(path.stem)
+    for cache, names in stems.items():
+        try:
+            fd = os.open(cache, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except FileNotFoundError:
+            continue
+        except OSError:  # not a folder: a link (or a file) where Python looks for cached bytecode
+            if os.path.islink(cache):
+                os.unlink(cache)
+            continue
+        try:
+            for entry in os.scandir(fd):
+                if entry.name.endswith(".pyc") and entry.name.split(".", 1)[0] in names and not entry.is_dir(
+                        follow_symlinks=False):
+                    os.unlink(entry.name, dir_fd=fd)
+        finally:
+            os.close(fd)
 
 
 def _prune(folder: Path, quiet_for: float = 600.0) -> None:

@@ -81,7 +81,7 @@ class TreeCache:
 
     def _read(self, real: Path, size: int, signature: tuple) -> tuple[bool, bytes]:
         self.reads += 1
-        with open(real, "rb") as f:
+        with _open_regular(real) as f:
             if size > self.max_bytes:
                 return b"\0" in f.read(SNIFF_BYTES), hashlib.sha256(repr(signature).encode()).digest()
             data = f.read()
@@ -90,7 +90,16 @@ class TreeCache:
     def _text(self, real: Path) -> str:
         self.reads += 1
         try:
-            with open(real, "rb") as f:
+            with _open_regular(real) as f:
                 return f.read().decode("utf-8", errors="replace")
         except OSError:
             return ""
+
+
+def _open_regular(real: Path):
+    """The file opened for reading, never blocking: a FIFO swapped in after the stat is refused, not waited on."""
+    f = open(real, "rb", opener=lambda path, flags: os.open(path, flags | os.O_NONBLOCK))  # noqa: SIM115 - returned
+    if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+        f.close()
+        raise OSError(f"{real} is not a regular file")
+    return f

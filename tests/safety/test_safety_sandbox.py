@@ -75,8 +75,9 @@ def test_a_sandboxed_process_reads_and_writes_only_its_own_folders(tree):
     done = run_once([sys.executable, "-c", probe], cwd=tree.repo, env=clean_env(), stdin="", timeout=60)
     tree.seen(done.stdout, done.stderr)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["PermissionError", "PermissionError", "PermissionError", "wrote", "wrote",
-                                   "OSError", "loopback"], done.stdout
+    refused = {"PermissionError", "FileNotFoundError"}  # closed by Landlock, or not in the sandbox's root at all
+    seen = done.stdout.split()
+    assert set(seen[:3]) <= refused and seen[3:] == ["wrote", "wrote", "OSError", "loopback"], done.stdout
     assert (tree.repo / "here.txt").read_text() == "x"
     assert not (tree.outside / "new.txt").exists()
 
@@ -86,10 +87,10 @@ def test_task_checks_and_eval_programs_run_confined(tree):
     target = tree.outside / "from-check.txt"
     source = f"import pathlib\n\ndef f():\n    pathlib.Path({str(target)!r}).write_text('x')\n    return 1\n"
     result = run_checks(source, [CallCheck("f()", "1")])
-    assert result.failure and "PermissionError" in result.failure
+    assert result.failure and ("PermissionError" in result.failure or "FileNotFoundError" in result.failure)
     program = f"open({str(tree.outside / 'from-program.txt')!r}, 'w').write('x')\n"
     ran = run_case(program, Case("", ""), time_limit=30)
-    assert "PermissionError" in ran.error
+    assert "PermissionError" in ran.error or "FileNotFoundError" in ran.error
     assert not target.exists() and not (tree.outside / "from-program.txt").exists()
 
 

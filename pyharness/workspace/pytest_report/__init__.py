@@ -1,1 +1,2 @@
-"""ph's pytest plugin, `ph_pytest_report`: this folder goes on a test run's PYTHONPATH (it is not imported by ph)."""
+"""ph's pytest plugin, `ph_pytest_report`: every pytest run loads it from its file by path (`testrun.BOOT`); ph
+itself never imports it."""
