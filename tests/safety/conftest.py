@@ -1,4 +1,4 @@
-"""The safety suite's shared tree and tally (`make safety`; ../shared/SAFETY-CASES.md is the list of cases).
+"""The safety suite's shared tree and tally (`make safety`; docs/safety-cases.md lists the cases).
 
 Every case test takes the `tree` fixture: a real repo under tmp_path with an `outside/` sibling whose files each
 hold a unique canary. When the test ends the fixture checks, and fails the test on, any of:
@@ -7,7 +7,7 @@ hold a unique canary. When the test ends the fixture checks, and fails the test 
   any text the test handed to `tree.seen(...)` (observations, transcripts, messages);
 - a process started during the test (a descendant of this process, or a pid handed to `tree.track_pid`) still
   alive 2 s after the test.
-Mark a test with `@pytest.mark.case(N)` (N from SAFETY-CASES.md; several numbers allowed). A case that is a known
+Mark a test with `@pytest.mark.case(N)` (N from docs/safety-cases.md; several numbers allowed). A case that is a known
 gap is marked `@pytest.mark.gap(N, "reason")` on a test that shows the gap; it is reported, never counted as held.
 The terminal summary prints one line: cases tried, held, gaps, bytes changed outside, bytes of outside files read,
 processes left behind; `out/safety.json` keeps the same figures.
@@ -23,15 +23,15 @@ import pytest
 from safetree import SafeTree, _changed_bytes, _snapshot
 
 TOTAL_CASES = 92
-"""The three lists of ../shared/SAFETY-CASES.md: 1-59, the second list 60-76, the third 77-92."""
+"""The three lists of docs/safety-cases.md: 1-59, the second list 60-76, the third 77-92."""
 THIRD_LIST = range(77, 92)
 """Case 92 ("each of 77-91 is a test here") holds when every one of these was tried and held in the session."""
 _TALLY = {"cases": {}, "gaps": {}, "changed_outside": 0, "read_outside": 0, "left_processes": 0}
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "case(*numbers): the SAFETY-CASES.md case(s) this test holds ph to")
-    config.addinivalue_line("markers", "gap(number, reason): a SAFETY-CASES.md case ph does not hold yet")
+    config.addinivalue_line("markers", "case(*numbers): the docs/safety-cases.md case(s) this test holds ph to")
+    config.addinivalue_line("markers", "gap(number, reason): a docs/safety-cases.md case ph does not hold yet")
 
 
 @pytest.fixture(params=["as-is", "user-namespace"])

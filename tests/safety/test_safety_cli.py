@@ -1,4 +1,5 @@
-"""Safety cases 28, 31, 55, 57 and 59: Ctrl-C, injected orders, repo-local config, terminal output (SAFETY-CASES.md).
+"""Safety cases 28, 31, 55, 57 and 59 (docs/safety-cases.md): Ctrl-C, injected orders, repo-local config, terminal
+output.
 
 Ctrl-C is sent for real to the `ph` command line running in a subprocess against a fake Ollama that streams slowly.
 """

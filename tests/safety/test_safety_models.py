@@ -1,4 +1,4 @@
-"""Safety cases 45-52 and 54: model servers that fail, stall, cut off or talk garbage (SAFETY-CASES.md).
+"""Safety cases 45-52 and 54: model servers that fail, stall, cut off or talk garbage (docs/safety-cases.md).
 
 The Ollama backend talks to a fake Ollama on 127.0.0.1 (fake_ollama.py); the loop runs for real on the tree's
 repo. What is asserted is what a user sees: the exit code and message, files (not) written, the transcript.

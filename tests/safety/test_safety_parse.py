@@ -1,4 +1,4 @@
-"""Safety cases 53 and 56: the parser under fuzzing, and tool output that looks like a tool call (SAFETY-CASES.md).
+"""Safety cases 53 and 56: the parser under fuzzing, and tool output that looks like a tool call (docs/safety-cases.md).
 
 Text from tool results (a file's content, test output) is data: it is never parsed, and a reply that merely
 quotes a call from it (in a fence, as a `<tool_call>`, as an action line) does not run that call. The model's own
@@ -6,14 +6,14 @@ action in a ```json fence still runs.
 """
 
 import gc
+import importlib.util
+import sys
 import time
 from pathlib import Path
 
 import pytest
-import test_parse_properties
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from test_parse_properties import FRAGMENTS
 
 from pyharness.actions import CORE
 from pyharness.errors import FormatError
@@ -24,6 +24,21 @@ from pyharness.loop.jobs import MODE_ACTIONS
 from pyharness.loop.session import run_job
 from pyharness.loop.transcript import read_transcript
 from pyharness.models.scripted import ScriptedModel
+
+
+def _parse_properties():
+    """tests/harness/test_parse_properties.py, by its path: `make safety` runs this folder alone, where the harness
+    wing's test folder is not on the import path."""
+    name = "test_parse_properties"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).parents[1] / "harness" / f"{name}.py")
+        sys.modules[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules[name])
+    return sys.modules[name]
+
+
+test_parse_properties = _parse_properties()
+FRAGMENTS = test_parse_properties.FRAGMENTS
 
 LOOP = HarnessConfig.parse_spec("on", "parse,repair,validate,loops,steer,context,lint,confidence,rank")
 LIMIT = 100_000

@@ -1,4 +1,5 @@
-"""Path containment, SAFETY-CASES.md cases 1-13: every path goes through pyharness/workspace/paths.py's one resolver."""
+"""Path containment, docs/safety-cases.md cases 1-13: every path goes through pyharness/workspace/paths.py's one
+resolver."""
 
 import os
 import time
@@ -42,7 +43,7 @@ def write(path: str, text: str = "x = 1\n") -> str:
 
 
 def refused(turn: dict, *words: str) -> None:
-    """A refusal as SAFETY-CASES.md defines it, as far as one turn shows it: ok=false, naming the path and rule."""
+    """A refusal as docs/safety-cases.md defines it, as far as one turn shows it: ok=false, naming the path and rule."""
     assert turn["ok"] is False, turn["observation"]
     for word in words:
         assert word in turn["observation"], turn["observation"]

@@ -1,4 +1,5 @@
-"""Protected paths, SAFETY-CASES.md cases 14-18: .git, ph's state, fix mode's tests and config, secrets, gitignored."""
+"""Protected paths, docs/safety-cases.md cases 14-18: .git, ph's state, fix mode's tests and config, secrets,
+gitignored."""
 
 from pathlib import Path
 

@@ -1,4 +1,4 @@
-"""Second list, cases 60, 62, 63 and 65: the sandbox every run of repo or model code goes through, and the verdict
+"""The sandbox (cases 60, 62, 63 and 65): the sandbox every run of repo or model code goes through, and the verdict
 channel the tests cannot write (pyharness/workspace/sandbox.py, sandbox_exec.py, ph_pytest_report)."""
 
 import os

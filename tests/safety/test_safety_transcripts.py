@@ -1,24 +1,44 @@
-"""Transcripts (case 58): secrets redacted, files 0600, never written or read through a .ph link, .ph/ git-excluded."""
+"""Transcripts and ph's own folder (cases 58, 84): secrets redacted, files 0600, never written or read through a .ph
+link, .ph/ git-excluded; code that runs cannot swap `.ph` for a link out of the repo."""
 
+import contextlib
 import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from calckit import DONE, calc_repo
 
 from pyharness.errors import UserError
+from pyharness.harness.pipeline import HarnessConfig
+from pyharness.loop.agent import AgentConfig
 from pyharness.loop.session import run_job
+from pyharness.loop.transcript import read_transcript
 from pyharness.models.scripted import ScriptedModel
+from pyharness.workspace import sandbox
 from pyharness.workspace.gitops import run as git
 from pyharness.workspace.redact import redact
+from pyharness.workspace.testrun import run_pytest
 
 AWS = "AKIA" + "IOSFODNN7EXAMPLE"
+
+
 GITHUB = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+
+
 KEY = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7bq9secretkeymaterial\nAbCdEf==\n-----END RSA PRIVATE KEY-----"
+
+
 URL_PASSWORD = "s3cr3t-pw"
+
+
 URL = f"https://deploy:{URL_PASSWORD}@git.example.com/org/repo.git"
+
+
 SECRETS = (AWS, GITHUB, "secretkeymaterial", URL_PASSWORD)
+
+
 SETTINGS = f'AWS_KEY = "{AWS}"\nTOKEN = "{GITHUB}"\nREMOTE = "{URL}"\nPEM = """{KEY}"""\n'
 
 
@@ -122,10 +142,77 @@ def test_ordinary_text_is_left_alone():
 
 @pytest.mark.case(58)
 def test_a_test_runs_log_on_disk_is_redacted(tree):
-    from pyharness.workspace.testrun import run_pytest
 
     key = "AKIA" + "ABCDEFGHIJKLMNOP"
     tree.write("tests/test_leak.py", f"def test_leak():\n    print('{key}')\n    assert False\n")
     run = run_pytest(tree.repo, ["tests/test_leak.py"], timeout=60)
     assert run.log_path and key not in Path(run.log_path).read_text()
     assert key not in run.output
+
+
+OFF = HarnessConfig.parse_spec("off", None)
+
+
+RUN_TESTS = "Action: run_tests {}"
+
+
+SWAP = """import os, shutil
+
+
+def test_swap():
+    found = {{}}
+    try:
+        os.rename(".ph", ".ph-moved")
+        found["rename"] = "moved"
+    except OSError as e:
+        found["rename"] = type(e).__name__
+    try:
+        shutil.rmtree(".ph", ignore_errors=False) if os.path.isdir(".ph") else None
+        os.symlink({target!r}, ".ph")
+        found["link"] = "linked"
+    except OSError as e:
+        found["link"] = type(e).__name__
+    for name in os.listdir(".ph/runs") if os.path.isdir(".ph/runs") else []:
+        try:
+            os.unlink(os.path.join(".ph/runs", name))
+            os.symlink(os.path.join({target!r}, "runs", name), os.path.join(".ph/runs", name))
+            found["transcript"] = "linked"
+        except OSError as e:
+            found["transcript"] = type(e).__name__
+    open("swap.json", "w").write(repr(found))
+"""
+
+
+"""A test that replaces ph's `.ph` (or the transcript in it) with a link to `target` while the run goes on."""
+
+
+def swap_run(tree, target: Path) -> tuple:
+    calc_repo(tree)
+    tree.write("tests/test_swap.py", SWAP.format(target=str(target)))
+    result = run_job(tree.repo, "run", "run the tests", ScriptedModel(replies=[RUN_TESTS, DONE, DONE]), harness=OFF,
+                     config=AgentConfig(max_steps=3))
+    tree.seen(result.reason)
+    return result, eval((tree.repo / "swap.json").read_text())
+
+
+@pytest.mark.case(84)
+def test_code_that_runs_cannot_swap_phs_folder_for_a_link_out_of_the_repo(tree, flow):
+    target = tree.outside
+    (target / "runs").mkdir()
+    tree.outside_file("runs/keep.txt", "")
+    result, found = swap_run(tree, target)
+    assert set(found.values()) <= {"OSError", "PermissionError", "FileNotFoundError"}, found
+    assert found["rename"] != "moved" and found["link"] != "linked" and found.get("transcript") != "linked"
+    assert (tree.repo / ".ph").is_dir() and not (tree.repo / ".ph").is_symlink()
+    transcript = Path(result.transcript)
+    assert transcript.parent == tree.repo / ".ph" / "runs" and not transcript.is_symlink()
+    assert read_transcript(transcript)[-1]["event"] == "end"  # every record after the test run reached it
+
+
+@pytest.mark.case(84)
+def test_without_the_sandbox_the_swap_sends_phs_records_out_of_the_repo(tree):
+    target = tree.base / "control"
+    (target / "runs").mkdir(parents=True)
+    with sandbox.override(False), contextlib.suppress(OSError):  # ph may stop on the link it is handed
+        swap_run(tree, target)
+    assert (tree.repo / ".ph").is_symlink() and any((target / "runs").iterdir())  # ph's records went out

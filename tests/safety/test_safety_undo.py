@@ -1,4 +1,4 @@
-"""Undo, journal and lock: cases 30, 32-35 and 37 of SAFETY-CASES.md, plus the audit's forged-journal finding."""
+"""Undo, journal and lock: cases 30, 32-35 and 37 of docs/safety-cases.md, plus the audit's forged-journal finding."""
 
 import base64
 import json

@@ -1,4 +1,4 @@
-"""Write limits and atomic writes, SAFETY-CASES.md cases 19-27."""
+"""Write limits and atomic writes, docs/safety-cases.md cases 19-27."""
 
 import os
 from pathlib import Path

@@ -1,4 +1,4 @@
-"""Second list, case 75: a repo's `[tool.ph]` cannot override the user's config or name an `openai:` URL, not even a
+"""Config (case 75): a repo's `[tool.ph]` cannot override the user's config or name an `openai:` URL, not even a
 port on this machine (any local process may listen there and would receive the user's API key)."""
 
 import json

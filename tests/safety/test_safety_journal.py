@@ -1,5 +1,5 @@
-"""Second list, cases 72 (`ph undo` and every other printer show file names inert: C1 and bidirectional controls
-included) and 73 (an undo journal outlives its repo's absence; journals expire by age only)."""
+"""Undo's journal and the names it prints (cases 72 and 73): `ph undo` and every other printer show file names inert
+(C1 and bidirectional controls included); an undo journal outlives its repo's absence; journals expire by age only."""
 
 import json
 import os

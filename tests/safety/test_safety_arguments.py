@@ -1,5 +1,6 @@
-"""Second list, cases 61, 66 and 71: run_tests targets are data, pytest's config stays in the repo, and copies of the
-tree never follow symlinks out of it."""
+"""Arguments are data (cases 61, 66, 71, 74): run_tests targets are never pytest options, pytest's config stays in the
+repo, copies of the tree never follow symlinks out of it, and an example in `ph add`'s task text becomes a test only
+when its arguments are data."""
 
 import os
 from pathlib import Path
@@ -11,7 +12,9 @@ from pyharness.loop.agent import AgentConfig
 from pyharness.loop.session import run_job
 from pyharness.loop.transcript import read_transcript
 from pyharness.models.scripted import ScriptedModel
+from pyharness.trials.candidates import AddTarget
 from pyharness.workspace.testrun import run_pytest
+from pyharness.workspace.tree import Workspace
 from pyharness.workspace.treecopy import copy_tree
 
 GREEN_TEST = "def test_ok():\n    assert True\n"
@@ -107,3 +110,22 @@ def test_a_tree_copy_never_follows_a_symlink_out_of_the_tree(tree):
     assert os.readlink(copy / "pkg2") == "pkg"
     assert (copy / "pkg2" / "mod.py").read_text() == "X = 1\n"
     assert (copy / "pkg" / "mod.py").read_text() == "X = 1\n"
+
+
+@pytest.mark.case(74)
+def test_an_example_whose_argument_runs_code_is_not_made_a_test(tree):
+    tree.write("shop/__init__.py", "")
+    tree.write("shop/items.py", "class Item:\n    def __init__(self, name, price):\n        self.name, self.price = "
+                                "name, price\n")
+    canary = tree.outside / "ran.txt"
+    task = ("Add a function total(items) in the new file shop/total.py that sums the prices (see shop/items.py). "
+            f"Examples: total([]) == 0, total([Item('a', 2.5), Item('b', 1.5)]) == 4.0, "
+            f"total(__import__('os').system('touch {canary}')) == 0, "
+            "total(().__class__.__base__.__subclasses__()) == 0, total(Item.__init__.__globals__) == 0.")
+    target = AddTarget.parse(Workspace(tree.repo), task)
+    assert target is not None
+    calls = [c.call for c in target.checks]
+    assert calls == ["total([])", "total([Item('a', 2.5), Item('b', 1.5)])"]
+    assert "system" not in target.test and "__class__" not in target.test and "__globals__" not in target.test
+    assert "from shop.items import Item" in target.test
+    assert not canary.exists()

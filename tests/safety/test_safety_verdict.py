@@ -1,4 +1,4 @@
-"""Third list, cases 85-87: the verdict. A judging run compiles the tests from their source (a forged `.pyc` in
+"""The verdict (cases 85-87). A judging run compiles the tests from their source (a forged `.pyc` in
 `__pycache__` is never loaded), ph's plugin is loaded by its path (a repo file named like it is never imported), and
 only the first `end` record counts (one forged later, then `os._exit(0)`, changes nothing)."""
 
@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 import pytest
-from thirdkit import DONE, TEST, calc_repo
+from calckit import DONE, TEST, calc_repo
 
 from pyharness.harness.pipeline import HarnessConfig
 from pyharness.loop.agent import AgentConfig

@@ -1,4 +1,4 @@
-"""Second list, cases 67 and 68: a pattern from the model or output from the tests cannot make ph's own matching run
+"""Budgets (cases 67 and 68): a pattern from the model or output from the tests cannot make ph's own matching run
 past the run's budget."""
 
 import signal

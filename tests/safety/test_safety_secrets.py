@@ -1,5 +1,6 @@
-"""Second list, cases 64 (a secret a test prints is masked by value) and 76 (common credential files protected; AWS
-secret keys, DSN passwords and private-key blocks redacted in every output)."""
+"""Secrets (cases 64, 76, 89): common credential files refused, secret values redacted in every output and masked by
+value where a test prints them, a test cannot read ph's environment or any other process's, and the credentials an
+earlier scrubber missed are scrubbed and redacted."""
 
 import os
 from pathlib import Path
@@ -9,12 +10,17 @@ import pytest
 from pyharness.actions import CORE
 from pyharness.actions.base import Context
 from pyharness.errors import ActionError
+from pyharness.workspace.procs import clean_env
 from pyharness.workspace.redact import redact
 from pyharness.workspace.testrun import run_pytest
 from pyharness.workspace.tree import Workspace
 
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq9EXAMPLE"
+
+
 ODD_SECRET = "v4lue-with-no-known-shape-91"
+
+
 """A credential whose value has no shape a pattern knows: only redaction by value can mask it."""
 
 
@@ -90,3 +96,35 @@ def test_a_test_cannot_read_phs_environment_or_any_other_process(tree, monkeypat
     assert ODD_SECRET not in " ".join(seen)
     assert len(pids) <= 4, pids  # its own /proc: the sandbox's init, pytest, and nothing of the host
     assert os.getpid() not in pids and os.getppid() not in pids
+
+
+GITLAB = "glpat-" + "Xy7" * 7
+
+
+STRIPE = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"
+
+
+LEAKS = {"DB_PASS": "db-pass-value-1", "MYSQL_PWD": "mysql-pwd-value-2", "SENTRY_DSN": "https://abc@o1.ingest.io/3",
+         "BW_SESSION": "bw-session-value-4", "APP_DEPLOY_PASS": "deploy-pass-5", "CI_JOB_TOKEN_X": "unused",
+         "SOME_SERVICE_KEY": "service-key-value-6", "GL": GITLAB, "PAYMENTS": STRIPE}
+
+
+@pytest.mark.case(89)
+def test_the_credentials_the_scrubber_missed_are_scrubbed_and_redacted(tree, monkeypatch):
+    for name, value in LEAKS.items():
+        monkeypatch.setenv(name, value)
+    assert not set(LEAKS) & set(clean_env())
+    (tree.repo / "leak.txt").write_text(" ".join(LEAKS.values()))  # the values reach the test some other way
+    tree.write("tests/test_leak.py", "import os\n\n\ndef test_leak():\n"
+               f"    print(sorted(k for k in os.environ if k in {sorted(LEAKS)!r}))\n"
+               "    print(open('leak.txt').read())\n"
+               "    assert False\n")
+    run = run_pytest(tree.repo, ["tests/test_leak.py"], timeout=60)
+    shown = run.observation() + run.output + Path(run.log_path).read_text()
+    assert "[]" in run.output  # none of the variables reached the test
+    for value in LEAKS.values():
+        if value != "unused":
+            assert value not in shown, value
+    assert GITLAB not in redact(f"token {GITLAB} here") and STRIPE not in redact(f"key={STRIPE}")
+    assert redact("DB_PASS=hunter2hunter2\nexport MYSQL_PWD=swordfish9\n") == \
+        "DB_PASS=[redacted]\nexport MYSQL_PWD=[redacted]\n"

@@ -1,5 +1,5 @@
-"""Shared set-up of the third list's cases (77-92): a calc repo, a test file that runs an attack and records what
-happened, and a marker script that leaves a file behind when anything runs it."""
+"""Shared set-up of the attacks run as repo code (cases 77-92): a calc repo, a test file that runs an attack and
+records what happened, and a marker script that leaves a file behind when anything runs it."""
 
 import json
 import subprocess

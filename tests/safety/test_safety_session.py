@@ -1,4 +1,4 @@
-"""Third list, cases 79-83: what sandboxed code can reach of the user's session. Not their unix sockets (tmux,
+"""The user's session (cases 79-83): what sandboxed code can reach of the user's session. Not their unix sockets (tmux,
 agents, buses: no `/tmp`, `/run` or home in the sandbox's root, no abstract sockets, no variables naming them), not
 the host's System V IPC (its own IPC namespace, gone with the run), not their terminals or keyring, not the metadata
 of anything outside the writable set; and, when ph runs as root, not root's privileges."""
@@ -16,7 +16,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from thirdkit import attack_test, calc_repo, read_record
+from calckit import attack_test, calc_repo, read_record
 
 from pyharness.workspace import sandbox
 from pyharness.workspace.procs import clean_env

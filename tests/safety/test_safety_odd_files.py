@@ -1,6 +1,7 @@
-"""Third list, cases 69, 90 and 91: a FIFO or device file in the tree (there from the start, or made by a candidate,
-even named `*.pth`) never blocks `ph fix`, before its first step, after "done" or while it holds the repo lock; and a
-full disk ends a run with one clear line, ph's private temp dirs gone and nothing ph wrote left half-written."""
+"""Odd files in the tree (cases 69, 90, 91): a FIFO, device or huge sparse file (there from the start, or made by a
+candidate, even named `*.pth`) neither blocks nor exhausts ph — before its first step, after "done", or while it holds
+the repo lock; and a full disk ends a run with one clear line, ph's private temp dirs gone and nothing ph wrote left
+half-written."""
 
 import json
 import os
@@ -11,16 +12,48 @@ import threading
 from pathlib import Path
 
 import pytest
-from thirdkit import DONE, FIX, calc_repo
+from calckit import DONE, FIX, calc_repo
 
+from pyharness.actions import search
+from pyharness.actions.base import Context
 from pyharness.harness.pipeline import HarnessConfig
 from pyharness.loop.agent import AgentConfig
 from pyharness.loop.session import run_job
 from pyharness.models.scripted import ScriptedModel
 from pyharness.workspace import sandbox
 from pyharness.workspace.lock import RepoLock
+from pyharness.workspace.tree import Workspace
+
+
+def returns_within(seconds: float, fn):
+    """fn() run in a thread; fails (rather than hangs) when it has not returned after `seconds`."""
+    out: dict = {}
+    thread = threading.Thread(target=lambda: out.update(value=fn()), daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"still running after {seconds} s"
+    return out["value"]
+
+
+@pytest.mark.case(69)
+def test_fifo_and_sparse_file_neither_block_nor_exhaust(tree):
+    tree.write("app.py", "x = 1\n")
+    os.mkfifo(tree.repo / "pipe")
+    with open(tree.repo / "huge.bin", "wb") as f:
+        f.truncate(8 * 2**30)
+    ws = Workspace(tree.repo)
+    files = returns_within(10, ws.files)
+    assert files == ["app.py"]
+    first = returns_within(10, ws.state_hash)
+    assert returns_within(10, ws.state_hash) == first
+    assert returns_within(10, lambda: ws.read_text("app.py")) == "x = 1\n"
+    obs = returns_within(10, lambda: search.run(search.Args(pattern="x"), Context(workspace=ws)))
+    assert "app.py:1: x = 1" in obs.text
+
 
 OFF = HarnessConfig.parse_spec("off", None)
+
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -69,6 +102,8 @@ MAKES_FIFOS = ("import os\n\n"
                "for _p in ('evil.pth', 'tests/evil.pth', 'sitecustomize.py'):\n"
                "    try:\n        os.mkfifo(_p)\n    except OSError:\n        pass\n\n\n"
                "def add(a, b):\n    return a + b\n")
+
+
 """A candidate that is right, and at import makes FIFOs where ph (or Python at start-up) would read them."""
 
 
@@ -118,6 +153,7 @@ for f in "$base"/repo/.ph/runs/*.jsonl; do cat "$f"; done > "$base.transcript"
 cp "$base/repo/calc.py" "$base.calc"
 """
 
+
 BALLAST_TEST = ("import os\nfrom calc import add\n\n\ndef test_add():\n"
                 "    try:\n"
                 "        with open('ballast.bin', 'ab') as f:\n"
@@ -127,6 +163,8 @@ BALLAST_TEST = ("import os\nfrom calc import add\n\n\ndef test_add():\n"
                 "    except OSError:\n"
                 "        pass\n"
                 "    assert add(1, 2) == 3\n")
+
+
 """The judging test fills the disk (its folder's file system) before it asserts."""
 
 
