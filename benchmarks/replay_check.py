@@ -91,8 +91,9 @@ def stable(value):
 
 
 def digest(text: str, repo: str) -> str:
-    """A short hash of an observation, with the run's temp repo path taken out."""
-    return hashlib.sha256(text.replace(repo, "<repo>").encode()).hexdigest()[:12]
+    """A short hash of an observation, with the run's temp repo path and the checkout's own path taken out (a stdout
+    check's traceback names the interpreter, which lives in the checkout's venv: two checkouts would differ there)."""
+    return hashlib.sha256(text.replace(repo, "<repo>").replace(str(ROOT), "<ph>").encode()).hexdigest()[:12]
 
 
 def run_record(record: dict, out: Path) -> dict:
