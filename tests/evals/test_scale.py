@@ -142,8 +142,11 @@ def test_a_killed_worker_is_retried_and_its_run_recorded_once(cluster, tmp_path)
 
     def chat(exchange):
         if not killed:  # the first request: kill the Ray worker process that sent it, mid-run
-            port = exchange.handler.client_address[1]
-            pid = next(c.pid for c in psutil.net_connections("tcp") if c.laddr and c.laddr.port == port and c.pid)
+            # the client's end of this very connection: its address and port, connected to this server's port
+            # (a port number alone can also be some other socket's on another address, the test's own included)
+            client, server_port = exchange.handler.client_address, exchange.handler.server.server_address[1]
+            pid = next(c.pid for c in psutil.net_connections("tcp") if c.pid and c.laddr and c.raddr
+                       and (c.laddr.ip, c.laddr.port) == client[:2] and c.raddr.port == server_port)
             assert pid != os.getpid()
             killed.append(pid)
             os.kill(pid, signal.SIGKILL)
