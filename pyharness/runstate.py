@@ -57,6 +57,9 @@ class RunResult:
     """Files the run changed (`ph undo` puts them back)."""
     refusals: list[str] = field(default_factory=list)
     """Every action refused by policy (path, protected file, limit), as `action path: message`."""
+    put_back: str = ""
+    """fix mode: what was put back at the end because the tree failed more judging tests than at the start ('' when
+    nothing was: `pyharness.workspace.keepbest`)."""
 
 
 class Interrupted(KeyboardInterrupt):

@@ -33,6 +33,8 @@ def run_object(command: str, result: RunResult, exit_code: int) -> dict:
         "transcript": result.transcript,
         "refusals": list(result.refusals),
     }
+    if result.put_back:
+        obj["put_back"] = result.put_back
     if command == "ask":
         obj["answer"] = result.answer
     return obj

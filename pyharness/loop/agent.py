@@ -19,12 +19,14 @@ from pyharness.loop.runs import AgentConfig
 from pyharness.loop.transcript import Transcript
 from pyharness.models.base import END_OF_TURN, ChatOptions, Model, Reply
 from pyharness.models.retry import chat_with_retries
-from pyharness.runstate import RunResult, RunState
+from pyharness.runstate import Outcome, RunResult, RunState
 from pyharness.trials.brief import Brief
 from pyharness.trials.driver import Trials
 from pyharness.workspace import sandbox
 from pyharness.workspace.gitops import head
+from pyharness.workspace.keepbest import BestTree, failing_of
 from pyharness.workspace.noise import truncate
+from pyharness.workspace.testrun import run_in_tree
 from pyharness.workspace.undo import UndoLog
 
 ACTION_STOPS = ["\nObservation:", "\nThought:", *END_OF_TURN, "\nUser:"]
@@ -71,6 +73,7 @@ class Agent:
         except StopRun as end:
             self.state.end(end)
             self._check_judge()
+            self._keep_best()
         except ModelError as err:
             self.state.fail(err)
             raise
@@ -98,6 +101,8 @@ class Agent:
         nothing = self.job.nothing_to_do()
         if nothing is not None:
             raise nothing
+        if self.job.mode == "fix" and self.job.first_run is not None:
+            self.best = BestTree(failing_of(self.job.first_run))
         self.messages = [{"role": "system", "content": system}, {"role": "user", "content": task}]
         if self.harness.on("trials") and Trials.applies(self.job, self.ctx.workspace):
             said = Trials(self.brief(), self.config.schedule).run()  # Done, LimitsExceeded, or what the loop is told
@@ -128,6 +133,9 @@ class Agent:
         self.messages.append({"role": "user", "content": observation_message(text, hint)})
         if self.harness.on("context"):
             self.messages = self.context_guard.compact(self.messages, self.last_prompt)
+        if self.best is not None and self.ctx.last_test not in (None, self.measured):  # a whole-suite run in the tree
+            self.measured = self.ctx.last_test
+            self.best.measured(self.ctx.workspace, failing_of(self.measured), f"step {self.state.steps}")
 
     def understand_and_act(self, reply: Reply) -> tuple[Reply, ActionCall | None, Observation]:
         """The reply's action run (or why none ran): the reply it came from, the call, the observation."""
@@ -195,7 +203,24 @@ class Agent:
     def brief(self) -> Brief:
         """What the trials of this run are given: the model, job, context and settings, and the run's state."""
         return Brief(self.model, self.job, self.ctx, self.harness, self.state, self.config.max_tokens,
-                     self.transcript.turn, self.emit)
+                     self.transcript.turn, self.emit, best=self.best)
+
+    def _keep_best(self) -> None:
+        """A stopped fix run never leaves the tree worse than it found it: with more judging tests failing than at
+        the start, the best state seen goes back (`pyharness.workspace.keepbest`), and the run's record says so."""
+        if self.best is None or self.state.result.outcome != Outcome.STOPPED:
+            return
+        ws = self.ctx.workspace
+        try:
+            said = self.best.settle(ws, lambda: failing_of(run_in_tree(ws, None, self.ctx)))
+        except StopRun as err:  # Invalid: the judge was touched by that last run
+            self.state.invalidate(str(err))
+            return
+        if said:
+            self.state.count("keepbest.put_back", said)
+            self.state.result.reason += f"; {said}"
+            self.state.result.put_back = said
+            self.transcript.write("put_back", note=said)
 
     def _loop_check(self, reply: Reply, call: ActionCall | None, observation: Observation) -> tuple[Observation, str]:
         """The loop layer's word on a repeated call or error: a hint, a redirect in place of the observation, or the
@@ -253,6 +278,10 @@ class Agent:
             interventions=[vars(i) for i in made], observation=observation.text, ok=observation.ok,
             confidence=self.reader.score)
 
+    best: BestTree | None = None
+    """fix mode: the start's failing count and the best state of the tree seen, put back if the run ends worse."""
+    measured = None
+    """The newest whole-suite run in the tree that `best` has counted (`Context.last_test`)."""
     tree_hash = ""
     """The state of the repo's files when the latest action ran (`Workspace.state_hash`)."""
     last_prompt = 0

@@ -11,6 +11,7 @@ from pyharness.harness.pipeline import HarnessConfig
 from pyharness.localise.linetrace import RunTrace
 from pyharness.models.base import Model, Reply
 from pyharness.runstate import RunState
+from pyharness.workspace.keepbest import BestTree
 from pyharness.workspace.testrun import TestRun
 from pyharness.workspace.tree import Workspace
 
@@ -46,6 +47,8 @@ class Brief:
     max_tokens: int
     write_turn: TurnWriter
     emit: Callable[..., None] = lambda kind, **data: None
+    best: BestTree | None = None
+    """fix mode: the best state of the tree seen so far (a kept candidate is one), put back if the run ends worse."""
 
     @property
     def ws(self) -> Workspace:

@@ -22,7 +22,7 @@ from pyharness.trials.judge import Candidate, Judge, Target
 from pyharness.trials.prompts import Attempt, handoff
 from pyharness.trials.schedule import default_schedule
 from pyharness.trials.suspects import FixTarget
-from pyharness.trials.verdicts import Verdict, one_line
+from pyharness.trials.verdicts import UNMEASURED, Verdict, one_line
 from pyharness.workspace.tree import Workspace
 
 
@@ -225,6 +225,8 @@ class Trials:
                     except ActionError as err:  # a write limit: the run stops, saying so, with the tree as it was
                         raise LimitsExceeded(f"{stop or 'trials'}; trials: {best.origin} could not be written: "
                                              f"{err}") from None
+        if kept and self.brief.best is not None and best.verdict.passed != UNMEASURED:  # its suite ran whole
+            self.brief.best.measured(self.ws, best.verdict.failures, best.origin)
         if kept and best.verdict.accepted:
             self._accept(best)
         summary = f"{self.record.candidates} candidate(s), {self.record.run} run"

@@ -105,6 +105,8 @@ class Workspace:
     """Bytes all writes of this run carried so far."""
     created_dirs: list[str] = field(default_factory=list)
     """Folders this run's writes created (repo-relative, parents first)."""
+    originals: dict[str, bytes | None] = field(default_factory=dict, repr=False)
+    """Each changed file's bytes before the run's first change to it (None: it did not exist), for `put_back`."""
     cache: TreeCache = field(default_factory=lambda: TreeCache(MAX_READ_BYTES), repr=False, compare=False)
     """Per-file facts refreshed by stat: a step reads only the files that changed."""
     emit: Callable[..., None] = field(default=lambda kind, **data: None, repr=False, compare=False)
@@ -234,6 +236,7 @@ class Workspace:
             content = _same_shape(raw, content)
         if self.undo is not None:
             self.undo.save(rel, raw, content.encode("utf-8"))
+        self.originals.setdefault(rel, raw)
         made = _atomic_write(real, content)
         self.cache.forget(real)
         self.created_dirs += [self.rel(d) for d in made]
@@ -241,6 +244,32 @@ class Workspace:
         self.changed[rel] = self.changed.get(rel, 0) + delta
         self.emit("change", path=rel, before=old, after=_decode(content.encode("utf-8")))
         return rel, old
+
+    def put_back(self, rel: str, text: str | None) -> bool:
+        """Return a file this run changed to `text` (None: to its bytes before the run, or gone if it did not exist),
+        journalled for undo like any write but outside the write limits: it undoes the run's own writes. True when
+        the file changed."""
+        if rel not in self.originals:
+            raise ActionError(f"{rel} was not changed by this run; nothing to put back")
+        real = self.resolve(rel)
+        raw = real.read_bytes() if real.is_file() else None
+        original = self.originals[rel]
+        shape = original or raw
+        new = original if text is None else (_same_shape(shape, text) if shape else text).encode("utf-8")
+        if new == raw:
+            return False
+        if self.undo is not None:
+            self.undo.save(rel, raw, new)
+        if new is None:
+            real.unlink()
+        else:
+            _atomic_write(real, new)
+        self.cache.forget(real)
+        if new == original:  # as the run found it: no longer a change of this run's (its undo entry stays)
+            self.changed.pop(rel, None)
+        self.emit("change", path=rel, before=None if raw is None else _decode(raw),
+                  after="" if new is None else _decode(new))
+        return True
 
     def clean_stale_temps(self) -> list[str]:
         """Delete temp files a killed run left behind (`.NAME.*.ph.tmp`); returns what was removed."""
@@ -289,7 +318,7 @@ def _changed_lines(old: str, new: str) -> int:
     return sum(1 for line in difflib.ndiff(old.splitlines(), new.splitlines()) if line[:1] in "+-")
 
 
-def _atomic_write(path: Path, content: str) -> list[Path]:
+def _atomic_write(path: Path, content: str | bytes) -> list[Path]:
     """Write through a temp file in the same folder, fsync, then rename over the target; returns folders made."""
     made = []
     parent = path.parent
@@ -301,8 +330,8 @@ def _atomic_write(path: Path, content: str) -> list[Path]:
     mode = path.stat().st_mode & 0o7777 if path.exists() else None
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TEMP_SUFFIX)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(content)
+        with os.fdopen(fd, "wb") as f:
+            f.write(content if isinstance(content, bytes) else content.encode("utf-8"))
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, mode if mode is not None else 0o666 & ~_umask())
