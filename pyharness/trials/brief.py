@@ -84,7 +84,9 @@ class TrialsRecord:
     """How agreement chose among passing candidates."""
     handoff: str | None = None
     """The candidate (or 'before') the loop went on from when the schedule ended without a pass."""
+    combined: list[str] | None = None
+    """The fills kept in the tree because the tests did better with them (layer `stacking`), in order."""
 
     def as_dict(self) -> dict:
-        """The record as JSON holds it: what was not used (cloze, vote, handoff) is left out."""
+        """The record as JSON holds it: what was not used (cloze, vote, handoff, combined) is left out."""
         return {k: v for k, v in asdict(self).items() if v is not None}

@@ -11,6 +11,7 @@ rest are tried most likely first (mean token log-probability, where the backend 
 
 import ast
 import re
+import textwrap
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ from pyharness.trials.brief import Brief, TrialsRecord
 from pyharness.trials.candidates import extract_code
 from pyharness.trials.judge import Candidate
 from pyharness.trials.prompts import MISSING, cloze_chat
+from pyharness.trials.wideholes import WIDE_SUSPECTS, interleave, rebase, wide_regions
 from pyharness.workspace.tree import Workspace
 
 CONTEXT_BEFORE, CONTEXT_AFTER = 60, 25
@@ -56,6 +58,26 @@ class Hole:
     """The whole file, one string a line (with line ends)."""
     indent: str
     reasons: list[str] = field(default_factory=list)
+    kind: str = "line"
+    """'line': one statement; 'span': a statement with its block or its neighbour; 'insert': an empty hole above
+    line `start` (`end` is start - 1), for code that is missing (`pyharness.trials.wideholes`)."""
+
+    @property
+    def label(self) -> str:
+        """How rounds and candidates name the hole: its kind and its suspect's rank ('line 1', 'span 2')."""
+        return f"{self.kind} {self.rank}"
+
+    @property
+    def where(self) -> str:
+        """path:line, path:start-end, or path:^line for an insertion above the line."""
+        if self.kind == "insert":
+            return f"{self.path}:^{self.start}"
+        return f"{self.path}:{self.start}" + (f"-{self.end}" if self.end > self.start else "")
+
+    def moved(self, delta: int, lines: list[str]) -> "Hole":
+        """The same hole `delta` lines further down a new text of its file."""
+        return Hole(self.path, self.start + delta, self.end + delta, self.rank, lines, self.indent, self.reasons,
+                    self.kind)
 
     @property
     def original(self) -> str:
@@ -76,12 +98,17 @@ class Hole:
         return cloze_chat(self.prefix + MISSING + "\n" + self.suffix)
 
     def filled(self, infill: str) -> str | None:
-        """The file with the hole holding `infill` (cut to the fewest of its lines that make the file parse), or
-        None when no cut parses or the infill is the masked text again."""
+        """The file with the hole holding `infill` (cut to the fewest of its lines that make the file parse; a wide
+        hole's to the most, less any last lines that repeat the code below the hole), or None when no cut parses or
+        the infill is the masked text again."""
         pieces = infill.rstrip().split("\n")
         if not pieces or not pieces[0].strip():
             return None
-        for n in range(1, len(pieces) + 1):
+        order = range(1, len(pieces) + 1)
+        if self.kind != "line":
+            pieces = self._without_echo(pieces)
+            order = range(len(pieces), 0, -1)
+        for n in order:
             body = self.indent + pieces[0].strip() + "".join("\n" + p for p in pieces[1:n]) + "\n"
             text = "".join(self.lines[:self.start - 1]) + body + "".join(self.lines[self.end:])
             try:
@@ -91,6 +118,15 @@ class Hole:
             return None if same_code(body, self.original) else text
         return None
 
+    def _without_echo(self, pieces: list[str]) -> list[str]:
+        """A wide fill without its last lines where they repeat the first lines below the hole (the model wrote on
+        past the hole): an insertion that only repeats the next line becomes nothing."""
+        below = self.lines[self.end:self.end + len(pieces)]
+        for n in range(len(pieces), 0, -1):
+            if len(below) >= n and all(same_code(a, b) for a, b in zip(pieces[-n:], below[:n], strict=True)):
+                return pieces[:-n]
+        return pieces
+
 
 def same_code(a: str, b: str) -> bool:
     """True when two pieces of code differ only in whitespace and trailing comments."""
@@ -99,8 +135,10 @@ def same_code(a: str, b: str) -> bool:
     return norm(a) == norm(b)
 
 
-def holes(ws: Workspace, trace: RunTrace | None, traceback: str, limit: int = MAX_HOLES) -> list[Hole]:
-    """The suspect statements to mask, best first (at most `limit`; long statements left out)."""
+def holes(ws: Workspace, trace: RunTrace | None, traceback: str, limit: int = MAX_HOLES,
+          wide: bool = False) -> list[Hole]:
+    """The suspect statements to mask, best first (at most `limit`; long statements left out); with `wide`, the span
+    and insertion holes of the WIDE_SUSPECTS best among them too, in `wideholes.interleave`'s order."""
     found: list[Hole] = []
     for suspect in suspect_lines(ws, trace or RunTrace(), traceback):
         if suspect.end - suspect.start + 1 > MAX_SPAN:
@@ -116,7 +154,16 @@ def holes(ws: Workspace, trace: RunTrace | None, traceback: str, limit: int = MA
                           first[:len(first) - len(first.lstrip())], list(suspect.reasons)))
         if len(found) >= limit:
             break
-    return found
+    if not wide:
+        return found
+    around: dict[int, list[Hole]] = {}
+    for hole in found[:WIDE_SUSPECTS]:
+        for region in wide_regions("".join(hole.lines), hole.start, hole.end, MAX_SPAN):
+            first = hole.lines[region.start - 1]
+            around.setdefault(hole.rank, []).append(Hole(hole.path, region.start, region.end, hole.rank, hole.lines,
+                                                         first[:len(first) - len(first.lstrip())], hole.reasons,
+                                                         region.kind))
+    return interleave(found, around)
 
 
 @dataclass
@@ -138,9 +185,11 @@ class Fill:
 
 
 def sample_hole(model: Model, hole: Hole, temperatures: list[float], seed: int, max_tokens: int = 96) -> list[Fill]:
-    """One fill per temperature (the first is usually greedy), natively where the model can, else in chat."""
+    """One fill per temperature (the first is usually greedy), natively where the model can, else in chat. A wide
+    hole gets WIDE_TOKENS (a few statements)."""
     fills = []
-    stop = ["\n"] if hole.end == hole.start else ["\n\n"]
+    stop = ["\n"] if hole.end == hole.start and hole.kind == "line" else ["\n\n"]
+    max_tokens = max(max_tokens, WIDE_TOKENS) if hole.kind != "line" else max_tokens
     for n, temperature in enumerate(temperatures):
         if getattr(model, "fim", False):
             try:
@@ -154,7 +203,10 @@ def sample_hole(model: Model, hole: Hole, temperatures: list[float], seed: int, 
         reply = model.chat([{"role": "user", "content": hole.chat_message()}], ChatOptions(
             stop=END_OF_TURN, max_tokens=max_tokens, temperature=temperature, seed=seed + n))
         code = extract_code(reply.text) or reply.text.strip()
-        line = code.strip().split("\n")[0] if code.strip() else ""
+        if hole.kind == "line":
+            line = code.strip().split("\n")[0] if code.strip() else ""
+        else:  # the lines as the model indented them, moved to the hole's indentation
+            line = textwrap.indent(textwrap.dedent(code.strip("\n")), hole.indent).strip()
         fills.append(Fill(n + 1, line, hole.filled(line), None, reply.prompt_tokens, reply.cached_tokens,
                           reply.completion_tokens, reply.seconds, native=False))
     return fills
@@ -174,6 +226,8 @@ def try_order(fills: list[Fill]) -> list[Fill]:
     return kept
 
 
+WIDE_TOKENS = 160
+"""The tokens a wide hole's fill may take: a guard with its block, or a few statements."""
 SAMPLES = 6
 """Fills asked for per hole: greedy, then at the framing's temperature (samples restore lines greedy misses, and six
 cost a fraction of one whole-function candidate: docs/results.md)."""
@@ -181,6 +235,9 @@ cost a fraction of one whole-function candidate: docs/results.md)."""
 
 Check = Callable[[str, str, dict[str, str]], Candidate]
 """Checks one fill as a candidate: its origin, the filled file, and that file by its path."""
+Adopt = Callable[[Candidate], bool]
+"""Offered the best fill of a round that passed no check: True when it was kept in the tree (the tests did better with
+it), so later holes are filled on top of it."""
 
 
 class ClozeRounds:
@@ -190,16 +247,22 @@ class ClozeRounds:
     what a round asks), and a hole none of whose fills is usable (each wrote the code already there back, or did not
     parse: the model stands by the line) does not use up its schedule entry: the next hole is masked at once.
 
-    Given the run's brief (its state, model and job), `check` (a fill's file checked as a candidate) and the trials'
-    record, whose `cloze` rounds it keeps."""
+    With the layer `wideholes` the holes include spans and insertions (`pyharness.trials.wideholes`); a round's best
+    fill that makes the tests better without passing is offered to `adopt`, and once kept, the holes still to come
+    are moved onto the new text and filled on top of it (each round record says on top of which fills).
 
-    def __init__(self, brief: Brief, check: Check, record: TrialsRecord):
-        self.brief, self.state, self.check, self.record = brief, brief.state, check, record
+    Given the run's brief (its state, model and job), `check` (a fill's file checked as a candidate), the trials'
+    record, whose `cloze` rounds it keeps, and `adopt`."""
+
+    def __init__(self, brief: Brief, check: Check, record: TrialsRecord, adopt: Adopt | None = None):
+        self.brief, self.state, self.check, self.record, self.adopt = brief, brief.state, check, record, adopt
         self.deep = brief.harness.on("deepcloze")
         self.holes: list[Hole] | None = None
         self.rounds: list[dict] = []
         """Per round: the hole with its rank, samples, dropped, checked, which passed, seconds per checked fill."""
         record.cloze = self.rounds
+        self.kept: list[str] = []
+        """The fills kept in the tree so far (their origins), in order: later holes are filled on top of them."""
 
     def next(self, temperature: float) -> tuple[Candidate | None, str]:
         """The best candidate the step checked (None when none was usable) and one line saying how it went;
@@ -208,7 +271,7 @@ class ClozeRounds:
             job = self.brief.job
             first = job.first_run
             self.holes = holes(self.brief.ws, job.trace, first.first_traceback if first else "",
-                               DEEP_HOLES if self.deep else MAX_HOLES)
+                               DEEP_HOLES if self.deep else MAX_HOLES, wide=self.brief.harness.on("wideholes"))
         began, best, summary = False, None, ""
         while self.holes and not (began and self.state.out_of_time()):
             if not began and not self.deep:
@@ -222,7 +285,7 @@ class ClozeRounds:
     def _round(self, hole: Hole, temperature: float) -> tuple[Candidate | None, str, int]:
         """Mask one hole, sample it, check its usable fills: (best checked candidate, summary, usable fills)."""
         state, started = self.state, time.monotonic()
-        self.brief.emit("thinking", step=state.steps, purpose=f"cloze {hole.path}:{hole.start}")
+        self.brief.emit("thinking", step=state.steps, purpose=f"cloze {hole.where}")
         seed = (len(self.rounds) + 1 if self.deep else state.steps) * 100  # deep rounds spend no step
         fills = sample_hole(self.brief.model, hole, [0.0] + [temperature] * (SAMPLES - 1), seed=seed)
         for fill in fills:
@@ -235,23 +298,29 @@ class ClozeRounds:
             if state.out_of_time():  # the round is one step: only the clock stops its checks
                 break
             assert fill.file is not None  # try_order keeps only usable fills
-            tried.append(self.check(f"cloze line {hole.rank} sample {fill.sample}", fill.file, {hole.path: fill.file}))
+            tried.append(self.check(f"cloze {hole.label} sample {fill.sample}", fill.file, {hole.path: fill.file}))
             if tried[-1].verdict.green:
                 break
         checked = time.monotonic() - started - generated
         best = max(tried, key=lambda c: c.verdict.rank) if tried else None
+        on_top_of, kept = list(self.kept), self._keep(hole, best)
         self.rounds.append({
-            "hole": f"{hole.path}:{hole.start}" + (f"-{hole.end}" if hole.end > hole.start else ""),
+            "hole": hole.where, "kind": hole.kind,
             "rank": hole.rank, "reasons": hole.reasons, "samples": len(fills),
             "native": all(f.native for f in fills), "dropped": sum(f.file is None for f in fills),
             "checked": len(tried), "passed": best.origin if best is not None and best.verdict.green else "",
             "seconds_generating": round(generated, 2),
-            "seconds_per_check": round(checked / len(tried), 2) if tried else 0.0})
+            "seconds_per_check": round(checked / len(tried), 2) if tried else 0.0,
+            **({"on_top_of": on_top_of} if on_top_of else {}),
+            **({"kept": best.origin} if kept and best is not None else {})})
         state.count("trials.cloze", f"{self.rounds[-1]['hole']}: {len(fills)} fills, {len(tried)} checked")
         summary = "\n".join(f"{c.origin}: " + ("all checks pass" if c.verdict.green else c.verdict.failure)
                             for c in tried) or "no usable fill (each wrote the masked text back or did not parse)"
+        if kept and best is not None:
+            summary += f"\nkept {best.origin}: the tests do better with it; the next holes are filled on top of it"
         self.brief.record_turn(f"<cloze: {self.rounds[-1]['hole']} masked>", _said(fills), {
-            "origin": f"cloze line {hole.rank}", "framing": "cloze", "temperature": temperature,
+            "origin": f"cloze {hole.label}", "framing": "cloze", "temperature": temperature,
+            **({"on_top_of": on_top_of} if on_top_of else {}),
             "fills": [{"sample": f.sample, "text": f.text, "logprob": f.logprob, "used": f.file is not None}
                       for f in fills]},
             {"name": "candidate", "args": {"files": [hole.path]}},
@@ -259,6 +328,17 @@ class ClozeRounds:
         if best is not None and not best.verdict.green:
             best.code = ""  # a whole file is no attempt a repair prompt can show
         return best, summary, len(usable)
+
+
+    def _keep(self, hole: Hole, best: Candidate | None) -> bool:
+        """Offer a round's best fill that passed nothing to `adopt`; once it is kept, the holes still to come are
+        moved onto the file it made."""
+        if best is None or best.verdict.green or self.adopt is None or not self.adopt(best):
+            return False
+        self.kept.append(best.origin)
+        new = best.files[hole.path].splitlines(keepends=True)
+        self.holes = rebase(self.holes or [], hole.path, hole.start, hole.end, new, len(hole.lines))
+        return True
 
 
 def _said(fills: list[Fill]):

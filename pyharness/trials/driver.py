@@ -57,22 +57,23 @@ class Trials:
                 if isinstance(target, AddTarget) and not target.test and not self._model_test(target):
                     self.state.count("trials.declined", "no usable test for the new code: the loop goes on")
                     return ""
-                before = self.judge.before = self.judge.before_of(target)
-                shown, stop = self._through_schedule(target)
+                self.judge.before = self.judge.before_of(target)
+                shown, stop = self._through_schedule()
             finally:
                 self.record.seconds = round(time.monotonic() - started, 2)
-            return self._finish(shown, before, stop)
+            return self._finish(shown, stop)
         finally:
             self.state.result.trials = self.record.as_dict()
 
-    def _through_schedule(self, target: Target) -> tuple[Candidate | None, str]:
+    def _through_schedule(self) -> tuple[Candidate | None, str]:
         """Ask for the schedule's candidates in turn until one passes (or the votes after it are in) or the budget
-        is spent: the candidate to keep or show, and why the budget stopped it ('' when it did not)."""
+        is spent: the candidate to keep or show, and why the budget stopped it ('' when it did not). The target is
+        read anew for each (a kept partial fix changes the suspect functions' code)."""
         shown: Candidate | None = None
         stop = ""
         history: list[tuple[Candidate, str]] = []
         greens: list[Candidate] = []
-        voting = bool(self._probes(target))
+        voting = bool(self._probes(self.target))
         for n, framing in enumerate(self.schedule):
             if (framing.kind in VOTES) != bool(greens):
                 continue  # votes are asked only once a candidate passes, and then nothing else is
@@ -85,13 +86,13 @@ class Trials:
                 if candidate is None:
                     continue  # no suspect statement left to mask: the schedule goes on without it
             else:
-                candidate = self._candidate(target, asked, shown, history)
+                candidate = self._candidate(self.target, asked, shown, history)
             if candidate.verdict.green:
                 greens.append(candidate)
                 shown = greens[0]
                 if not voting or not any(f.kind in VOTES for f in self.schedule[n + 1:]):
                     break
-                if framing.kind == "confirm" and self._unanimous(target, greens):
+                if framing.kind == "confirm" and self._unanimous(self.target, greens):
                     break
                 continue
             if candidate.code:
@@ -99,7 +100,7 @@ class Trials:
                 if shown is None or candidate.verdict.rank >= shown.verdict.rank:
                     shown = candidate  # the one a repair shows: the best attempt, the latest among equals
         if len(greens) > 1:
-            shown = self._agree(target, greens)
+            shown = self._agree(self.target, greens)
         return shown, stop or self.state.spent()  # the last framing may have spent the budget: no loop turn is left
 
     def _probes(self, target: Target) -> list[str]:
@@ -133,7 +134,8 @@ class Trials:
             def check(origin: str, file: str, files: dict[str, str]) -> Candidate:
                 return self.judge.candidate(self.target, origin, file, files=files)
 
-            self.cloze = ClozeRounds(self.brief, check, self.record)
+            adopt = self._adopt if self.brief.harness.on("stacking") else None
+            self.cloze = ClozeRounds(self.brief, check, self.record, adopt)
         best, said = self.cloze.next(framing.temperature)
         if best is None and not said:
             return None
@@ -169,8 +171,11 @@ class Trials:
             return target
         first = self.job.first_run
         assert first is not None
-        return FixTarget(self.ws, self.job.failing_before[0], first.error_line(), first.first_traceback,
-                         self.job.trace)
+        failing, error, traceback = self.job.failing_before[0], first.error_line(), first.first_traceback
+        test, _, said = self.judge.before.verdict.failure.partition(" fails: ")
+        if self.judge.before.origin != "before" and said and test != failing:  # a kept partial fix: what fails now
+            failing, error, traceback = test, one_line(said), said
+        return FixTarget(self.ws, failing, error, traceback, self.job.trace)
 
     def _candidate(self, target: Target, framing: Framing, shown: Candidate | None,
                    history: list[tuple[Candidate, str]]) -> Candidate:
@@ -212,19 +217,43 @@ class Trials:
         self.record.tokens += state.spend(reply)
         return reply
 
-    def _finish(self, best: Candidate | None, before: Candidate, stop: str) -> str:
-        """Write the best candidate into the workspace if it beats the code before; a passing one goes to the
-        job's acceptance rule. Without a pass, a spent budget (`stop`) ends the run; else the loop is told where
-        things stand."""
+    def _adopt(self, candidate: Candidate) -> bool:
+        """Keep a fill that makes the tests better without making them pass (fewer failing tests, no lower rank)
+        in the tree: it becomes the code as it is, which later candidates must beat and are built on, so a fix of
+        two hunks can be found one hunk at a time (the layer `stacking`). True when it was kept."""
+        base = self.judge.before.verdict
+        if candidate.verdict.passed == UNMEASURED or candidate.verdict.failures >= base.failures or \
+                candidate.verdict.rank <= base.rank:
+            return False
+        self._write(candidate, "trials")
+        self.judge.rebase(candidate)
+        if self.brief.best is not None:
+            self.brief.best.measured(self.ws, candidate.verdict.failures, candidate.origin)
+        self.target = self._target()
+        self.record.combined = [*(self.record.combined or []), candidate.origin]
+        self.state.count("trials.combined", f"{candidate.origin} kept: {candidate.verdict.failures} failing where "
+                                            f"{base.failures} did")
+        return True
+
+    def _write(self, best: Candidate, stop: str) -> None:
+        """Write a candidate's files into the workspace (a file sent back as it was is not a change)."""
+        for rel, text in best.files.items():
+            if not (self.ws.root / rel).is_file() or self.ws.read_text(rel) != text:
+                try:
+                    self.ws.write_text(rel, text)
+                except ActionError as err:  # a write limit: the run stops, saying so, with the tree as it was
+                    raise LimitsExceeded(f"{stop}; trials: {best.origin} could not be written: {err}") from None
+
+    def _finish(self, best: Candidate | None, stop: str) -> str:
+        """Write the best candidate into the workspace if it beats the code before (a partial fix kept on the way is
+        in it already); a passing one goes to the job's acceptance rule. Without a pass, a spent budget (`stop`) ends
+        the run; else the loop is told where things stand."""
+        before = self.judge.before
         kept = best is not None and best.verdict.rank > before.verdict.rank
         if kept:
-            for rel, text in best.files.items():
-                if not (self.ws.root / rel).is_file() or self.ws.read_text(rel) != text:  # a file sent back as it
-                    try:                                                                    # was is not a change
-                        self.ws.write_text(rel, text)
-                    except ActionError as err:  # a write limit: the run stops, saying so, with the tree as it was
-                        raise LimitsExceeded(f"{stop or 'trials'}; trials: {best.origin} could not be written: "
-                                             f"{err}") from None
+            self._write(best, stop or "trials")
+        elif before.origin != "before":  # the kept partial fix is the best there is, and in the tree
+            best, kept = before, True
         if kept and self.brief.best is not None and best.verdict.passed != UNMEASURED:  # its suite ran whole
             self.brief.best.measured(self.ws, best.verdict.failures, best.origin)
         if kept and best.verdict.accepted:

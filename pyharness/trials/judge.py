@@ -40,6 +40,12 @@ class Judge:
         self.seen: dict[str, Candidate] = {}
         self.before = Candidate("before")
 
+    def rebase(self, candidate: Candidate) -> None:
+        """`candidate` is in the tree now: it is the code as it is, and what was checked on the old tree is forgotten
+        (a cloze fill's verdict is keyed by its one file, and another file has changed under it)."""
+        self.before = candidate
+        self.seen.clear()
+
     def before_of(self, target: Target) -> Candidate:
         """The code as it is: what every kept candidate must beat (stdout with no main.py: nothing at all)."""
         if self.job.mode == "stdout" and not (self.ws.root / "main.py").is_file():
