@@ -123,3 +123,16 @@ def on_terminal(args: list[str], env: dict[str, str] | None = None, timeout: flo
     apart = next((v for fd, v in reads.items() if fd != master), None)
     decode = lambda b: b.decode("utf-8", errors="replace")  # noqa: E731
     return Terminal(code, decode(reads[master]), None if apart is None else decode(apart))
+
+
+# The seeded repo the line ranking (tests/localise) and cloze holes (tests/trials) are tested on.
+SHIPPING = '''\
+def shipping(weight, express=False):
+    """What sending a parcel costs."""
+    cost = 5.0
+    if weight > 10:
+        cost += (weight - 10) * 0.5
+    if express:
+        cost = cost * 3  # the bug: express doubles the cost
+    return round(cost, 2)
+'''

@@ -1,6 +1,8 @@
 """Line-level fault localisation: the statements a failing test ran, most suspicious first, each as the lines it
 covers (what a cloze candidate masks)."""
 
+from runkit import SHIPPING  # the seeded repo the ranking is tested on
+
 from pyharness.localise.linerank import suspect_lines
 from pyharness.localise.linetrace import trace_test
 from pyharness.localise.spectrum import spectrum
@@ -30,16 +32,6 @@ def spans(found):
     return [(s.path, s.start, s.end) for s in found]
 
 
-SHIPPING = '''\
-def shipping(weight, express=False):
-    """What sending a parcel costs."""
-    cost = 5.0
-    if weight > 10:
-        cost += (weight - 10) * 0.5
-    if express:
-        cost = cost * 3  # the bug: express doubles the cost
-    return round(cost, 2)
-'''
 
 
 def test_the_line_only_the_failing_test_ran_ranks_first(tmp_path):

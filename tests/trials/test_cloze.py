@@ -1,6 +1,6 @@
 """Cloze repair: a suspect statement masked and filled by the model, never shown the masked text."""
 
-from test_linerank import SHIPPING  # the seeded repo the ranking is tested on
+from runkit import SHIPPING  # the seeded repo the ranking is tested on
 
 from pyharness.localise.linetrace import trace_test
 from pyharness.localise.spectrum import spectrum
