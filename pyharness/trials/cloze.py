@@ -14,7 +14,7 @@ import re
 import textwrap
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pyharness.actions.base import Observation
 from pyharness.errors import ActionError, InfillUnsupported
@@ -76,8 +76,7 @@ class Hole:
 
     def moved(self, delta: int, lines: list[str]) -> "Hole":
         """The same hole `delta` lines further down a new text of its file."""
-        return Hole(self.path, self.start + delta, self.end + delta, self.rank, lines, self.indent, self.reasons,
-                    self.kind)
+        return replace(self, start=self.start + delta, end=self.end + delta, lines=lines)
 
     @property
     def original(self) -> str:
@@ -149,9 +148,8 @@ def holes(ws: Workspace, trace: RunTrace | None, traceback: str, limit: int = MA
             continue
         if suspect.end > len(lines):
             continue
-        first = lines[suspect.start - 1]
         found.append(Hole(suspect.path, suspect.start, suspect.end, len(found) + 1, lines,
-                          first[:len(first) - len(first.lstrip())], list(suspect.reasons)))
+                          _indent(lines[suspect.start - 1]), list(suspect.reasons)))
         if len(found) >= limit:
             break
     if not wide:
@@ -159,11 +157,14 @@ def holes(ws: Workspace, trace: RunTrace | None, traceback: str, limit: int = MA
     around: dict[int, list[Hole]] = {}
     for hole in found[:WIDE_SUSPECTS]:
         for region in wide_regions("".join(hole.lines), hole.start, hole.end, MAX_SPAN):
-            first = hole.lines[region.start - 1]
             around.setdefault(hole.rank, []).append(Hole(hole.path, region.start, region.end, hole.rank, hole.lines,
-                                                         first[:len(first) - len(first.lstrip())], hole.reasons,
+                                                         _indent(hole.lines[region.start - 1]), hole.reasons,
                                                          region.kind))
     return interleave(found, around)
+
+
+def _indent(line: str) -> str:
+    return line[:len(line) - len(line.lstrip())]
 
 
 @dataclass

@@ -14,6 +14,8 @@ holes still to come are moved onto the new text (`rebase`), so a second hole can
 import ast
 from dataclasses import dataclass
 
+from pyharness.localise.linerank import BODIES
+
 WIDE_SUSPECTS = 3
 """The best-ranked suspect statements that also get a span and an insertion hole."""
 HEADS = ("elif", "else", "except", "finally", "case")
@@ -43,7 +45,7 @@ def wide_regions(source: str, start: int, end: int, max_span: int) -> list[Regio
     if place is not None:
         block, index = place
         node = block[index]
-        if any(getattr(node, name, None) for name in ("body", "orelse", "finalbody", "handlers", "cases")):
+        if any(getattr(node, name, None) for name in BODIES):
             span = (node.lineno, node.end_lineno or end)
         elif index + 1 < len(block):
             span = (node.lineno, block[index + 1].end_lineno or end)
