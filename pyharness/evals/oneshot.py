@@ -48,7 +48,7 @@ def ask_once(model: Model, transcript: Transcript, message: str, options: ChatOp
 
 def finish_once(transcript: Transcript, reply: Reply, started: float, applied: bool, wrote: object, reason: str,
                 **result_fields) -> RunResult:
-    """The run's result from its one reply; the turn and end records written."""
+    """The run's result from its one reply; the turn (and put_back) and end records written."""
     result = RunResult(outcome=Outcome.DONE, reason=reason, steps=1, prompt_tokens=reply.prompt_tokens,
                        cached_tokens=reply.cached_tokens, completion_tokens=reply.completion_tokens,
                        seconds=round(time.monotonic() - started, 2), transcript=str(transcript.path), attempts=1,
@@ -56,6 +56,8 @@ def finish_once(transcript: Transcript, reply: Reply, started: float, applied: b
     transcript.write("turn", step=1, reply=reply.text, finish_reason=reply.finish_reason,
                      seconds=round(reply.seconds, 3), prompt_tokens=reply.prompt_tokens,
                      cached_tokens=reply.cached_tokens, completion_tokens=reply.completion_tokens, wrote=wrote)
+    if result.put_back:  # a fix reply that left more tests failing went back (`oneshot_jobs`)
+        transcript.write("put_back", note=result.put_back)
     transcript.write("end", **vars(result))
     return result
 

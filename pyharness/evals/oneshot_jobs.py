@@ -2,8 +2,12 @@
 
 One message holds the task and what that person would paste: for a fix, the failing pytest output and the source
 files it points at (else the modules the failing tests import); for add/run/ask, the repo's source files. One reply,
-greedy, applied as it is: no loop, no test run of the result, no repair. Fix replies name functions (merged by name,
-methods included, so a 3,000-line file needs no whole-file reply); add/run replies give whole files.
+greedy, applied as it is: no loop, no repair. Fix replies name functions (merged by name, methods included, so a
+3,000-line file needs no whole-file reply); add/run replies give whole files.
+
+A fix reply that leaves the tests failing more than before goes back, as at the end of every ph run
+(`pyharness.workspace.keepbest`): ph never hands back a tree worse than it found it, and the score cannot change by
+it (a tree that fails more tests than the seed is not a pass). The run's reason says so.
 """
 
 import ast
@@ -17,10 +21,12 @@ from pyharness.harness.codemerge import merge_functions
 from pyharness.loop.transcript import Transcript
 from pyharness.models.base import END_OF_TURN, ChatOptions, Model
 from pyharness.runstate import RunResult
-from pyharness.workspace.testrun import run_pytest
+from pyharness.workspace.keepbest import BestTree, failing_of
+from pyharness.workspace.testrun import TestRun, run_pytest
 from pyharness.workspace.tree import Workspace
 
 MAX_FILE_LINES, MAX_CONTEXT_CHARS, OUTPUT_LINES = 400, 24_000, 60
+TEST_TIMEOUT = 300
 PATH_COMMENT = re.compile(r"^\s*#\s*(?:file:?\s*)?`?([\w./-]+\.py)`?\s*$", re.MULTILINE)
 NAMED = re.compile(r"([\w./-]+\.py):\d+")
 FIX_REQUEST = ("Reply with the corrected function(s), each whole, in one ```python block, with a comment line "
@@ -31,10 +37,11 @@ ASK_REQUEST = "Answer the question; name the file and line the answer comes from
 
 
 def job_message(ws: Workspace, mode: str, task: str, tests: list[str] | None,
-                python: str | None = None) -> tuple[str, list[str]]:
-    """The one user message of a oneshot job run and the source files it shows (the tests run by `python`)."""
+                python: str | None = None, run: TestRun | None = None) -> tuple[str, list[str]]:
+    """The one user message of a oneshot job run and the source files it shows (fix: `run` is the tests' run before
+    the reply, else they are run here by `python`)."""
     if mode == "fix":
-        run = run_pytest(ws.root, tests, timeout=300, python=python)
+        run = run or run_pytest(ws.root, tests, timeout=TEST_TIMEOUT, python=python)
         lines = run.output.strip().splitlines()
         output = "\n".join(lines[-OUTPUT_LINES:])
         files = _named_sources(ws, output) or _imported_sources(ws, run.failing)
@@ -69,14 +76,21 @@ def run_oneshot_job(repo: Path, mode: str, task: str, model: Model, tests: list[
     ws = Workspace(repo, protect_tests=mode == "fix")
     transcript = Transcript(repo, "oneshot")
     started = time.monotonic()
-    message, shown = job_message(ws, mode, task, tests, python)
+    before = run_pytest(ws.root, tests, timeout=TEST_TIMEOUT, python=python) if mode == "fix" else None
+    message, shown = job_message(ws, mode, task, tests, python, before)
     options = ChatOptions(max_tokens=1024, temperature=0.0, seed=0, stop=list(END_OF_TURN))
     reply = ask_once(model, transcript, message, options, started, mode=f"oneshot-{mode}", task=task, shown=shown)
     changed = [] if mode == "ask" else apply_reply(ws, mode, reply.text, shown)
     applied = mode == "ask" or bool(changed)
-    return finish_once(transcript, reply, started, applied, changed,
-                       "one reply (oneshot)" if applied else "one reply (oneshot), nothing applied",
-                       answer=reply.text if mode == "ask" else "", changed=changed)
+    reason = "one reply (oneshot)" if applied else "one reply (oneshot), nothing applied"
+    put_back = ""
+    if before is not None and changed:
+        measure = lambda: failing_of(run_pytest(ws.root, tests, timeout=TEST_TIMEOUT, python=python))  # noqa: E731
+        put_back = BestTree(failing_of(before)).settle(ws, measure)
+    if put_back:
+        reason += f"; {put_back}"
+    return finish_once(transcript, reply, started, applied, changed, reason,
+                       answer=reply.text if mode == "ask" else "", changed=changed, put_back=put_back)
 
 
 def _segments(reply: str) -> list[tuple[str, str]]:

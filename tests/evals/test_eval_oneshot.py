@@ -132,6 +132,26 @@ def test_a_oneshot_fix_that_names_nothing_known_changes_nothing_and_fails(tmp_pa
     assert "1 failed" in record["note"]
 
 
+BROKE = ('```python\n# orders/pricing.py\ndef bulk_discount(line: OrderLine) -> float:\n'
+         '    """Bulk discount."""\n    raise ValueError(line)\n```')
+
+
+def test_a_oneshot_fix_that_breaks_more_tests_is_put_back(tmp_path):
+    tasks = {t.id: t for t in job_suite().tasks}
+    replies = write_json(tmp_path / "replies", {"demo_fix": [BROKE]})
+    spec, out = f"scripted:{replies}", tmp_path / "out"
+    plan = EvalPlan("jobs", [tasks["demo_fix"]], [spec], parse_configs(["protocol=oneshot"]))
+    [record] = run_eval(plan, out, Models([spec]))
+    assert record["pass_strict"] is False
+    assert record["reason"].startswith("one reply (oneshot); the tree's tests failed ")
+    assert record["reason"].endswith("where 1 failed at the start: put back the files as they were in "
+                                     "orders/pricing.py")
+    records = read_transcript(out / record["transcript"])
+    assert [r["event"] for r in records][-2:] == ["put_back", "end"]
+    assert records[-1]["put_back"] == records[-2]["note"]
+    assert "1 failed" in record["note"]  # the judging run after the job: the seed's one failing test again
+
+
 def test_a_oneshot_fix_never_writes_a_test_file(tmp_path):
     from pyharness.evals.demo import load_jobs, make_repo
     from pyharness.evals.oneshot_jobs import apply_reply
