@@ -1,14 +1,20 @@
-"""Benchmark: fix mode's fault localisation on the mutant jobs, no model loaded. For each job, the mutated tree is
-prepared as `ph fix` prepares it (the tests run, the first failing test is traced) and the search's suspect
-functions are worked out; a job is a hit when one of them holds the mutated line (so a candidate can change it).
-Beside them, the ranked suspect lines (`pyharness.localise.linerank`): a job is a line top-k hit when one of the first k
-suspects' spans holds the mutated line (a checkout without line ranking shows no line figures).
+"""Benchmark: fix mode's fault localisation on the mutant jobs or the real bugs, no model loaded. For each job, the
+seeded tree is prepared as `ph fix` prepares it (the tests run, the first failing test is traced) and the search's
+suspect functions are worked out; a job is a hit when one of them holds a line of the bug (so a candidate can change
+it). Beside them, the ranked suspect lines (`pyharness.localise.linerank`): a job is a line top-k hit when one of the
+first k suspects' spans touches the bug (a checkout without line ranking shows no line figures).
+
+The bug's lines: a mutant's mutated line; a real bug's seeded lines, hunk by hunk (the pre-fix text the seed put back),
+and for a hunk whose fix only adds lines, the statements just above and just below the place they go (an insertion
+hole above the one below, or a span with the one above, can hold the fix there).
 
     python benchmarks/localise.py --split dev               # tune here
     python benchmarks/localise.py --split test              # report here
+    python benchmarks/localise.py --suite bugs --split dev  # the real bugs (`ph eval bugs`)
     python benchmarks/localise.py --split dev --compare /work/eval-wt   # this checkout against another one
 
-The projects come from ph's mutant cache (`ph eval mutants --check` fetches them). Prints figures; asserts nothing.
+The projects come from ph's caches (`ph eval mutants --check` / `ph eval bugs --check` fetch them); a real bug's tests
+run with its project's venv python. Prints figures; asserts nothing.
 """
 
 import argparse
@@ -25,11 +31,33 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def measure(split: str, pattern: str) -> list[dict]:
+def bug_regions(job) -> list[tuple[str, int, int]]:
+    """(file, first, last) of the lines a fix must change in the seeded tree, 1-based: a mutant's line; a real bug's
+    seeded lines per hunk, or for a hunk that only adds lines, the line above and the line below where they go."""
+    if not hasattr(job, "hunks"):
+        return [(job.file, job.line, job.line)]
+    regions, shift = [], {}
+    for hunk in sorted(job.hunks, key=lambda h: (h.file, h.new)):
+        first = hunk.new[0] + shift.get(hunk.file, 0)  # 0-based start of the hunk's seeded text
+        size = hunk.old[1] - hunk.old[0]
+        regions.append((hunk.file, first + 1, first + size) if size else (hunk.file, first, first + 1))
+        shift[hunk.file] = shift.get(hunk.file, 0) + size - (hunk.new[1] - hunk.new[0])
+    return regions
+
+
+def touches(regions, path: str, start: int, end: int) -> bool:
+    return any(path == rel and start <= last and end >= first for rel, first, last in regions)
+
+
+def measure(split: str, pattern: str, suite: str = "mutants") -> list[dict]:
     """One record per job of the checkout on sys.path: where the suspects are and whether one holds the bug."""
     from pyharness.actions.base import Context
-    from pyharness.evals.mutants import load_jobs
     from pyharness.loop.jobs import Job
+
+    if suite == "bugs":
+        from pyharness.evals.bugs import load_jobs
+    else:
+        from pyharness.evals.mutants import load_jobs
     from pyharness.trials.suspects import suspects
     from pyharness.workspace.tree import Workspace
 
@@ -46,7 +74,7 @@ def measure(split: str, pattern: str) -> list[dict]:
             repo = job.make_repo(Path(tmp) / "repo")
             ws = Workspace(repo, protect_tests=True)
             fix = Job("fix", task=job.task, tests=job.tests)
-            fix.prepare(ws, Context(workspace=ws, test_timeout=300))
+            fix.prepare(ws, Context(workspace=ws, test_timeout=300, **_python(job)))
             try:
                 units = (suspects(ws, fix.first_run.first_traceback, fix.trace, fix.failing_before[0])
                          if fix.failing_before else [])
@@ -55,9 +83,11 @@ def measure(split: str, pattern: str) -> list[dict]:
             lines = (suspect_lines(ws, fix.trace, fix.first_run.first_traceback)
                      if suspect_lines and fix.failing_before else [])
             fix.cleanup()
-        at = [n for n, u in enumerate(units, 1) if u.path == job.file and u.start <= job.line <= u.end]
-        ran = job.line in (fix.trace.lines.get(job.file, set()) if fix.trace else set())
-        line_at = [n for n, s in enumerate(lines, 1) if s.holds(job.file, job.line)]
+        regions = bug_regions(job)
+        at = [n for n, u in enumerate(units, 1) if touches(regions, u.path, u.start, u.end)]
+        traced = fix.trace.lines if fix.trace else {}
+        ran = any(n in traced.get(rel, set()) for rel, first, last in regions for n in range(first, last + 1))
+        line_at = [n for n, s in enumerate(lines, 1) if touches(regions, s.path, s.start, s.end)]
         records.append({"job": job.id, "project": job.project, "hit": at[0] if at else 0, "ran": ran,
                         "shown": [f"{u.path}:{u.name}" for u in units],
                         "line_rank": (line_at[0] if line_at else 0) if suspect_lines else None,
@@ -65,6 +95,12 @@ def measure(split: str, pattern: str) -> list[dict]:
                         "seconds": round(time.perf_counter() - started, 1)})
         print(json.dumps(records[-1]), file=sys.stderr, flush=True)
     return records
+
+
+def _python(job) -> dict:
+    """A real bug's tests run with its project's venv python (`Context.python`); a mutant's with this one."""
+    python = getattr(job, "python", None)
+    return {"python": python} if python else {}
 
 
 LINE_TOPS = (1, 3, 5, 10)
@@ -99,19 +135,21 @@ def line_hit(record: dict, k: int = LINE_TOPS[-1]) -> bool | None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--suite", default="mutants", choices=("mutants", "bugs"))
     parser.add_argument("--split", default="dev", choices=("dev", "test", "all"))
     parser.add_argument("--jobs", default="*", help="glob on job ids")
     parser.add_argument("--compare", type=Path, help="another checkout of ph, measured the same way")
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # one checkout's records
     args = parser.parse_args()
     if args.json:
-        print(json.dumps(measure(args.split, args.jobs)))
+        print(json.dumps(measure(args.split, args.jobs, args.suite)))
         return
     sys.path.insert(0, str(ROOT))
-    columns = {"this checkout": measure(args.split, args.jobs)}
+    columns = {"this checkout": measure(args.split, args.jobs, args.suite)}
     if args.compare:
         env = {**os.environ, "PYTHONPATH": str(args.compare.resolve())}
-        done = subprocess.run([sys.executable, __file__, "--json", "--split", args.split, "--jobs", args.jobs],
+        done = subprocess.run([sys.executable, __file__, "--json", "--suite", args.suite, "--split", args.split,
+                               "--jobs", args.jobs],
                               capture_output=True, text=True, env=env, cwd=args.compare, check=False)
         lines = done.stdout.strip().splitlines()
         if not lines:
