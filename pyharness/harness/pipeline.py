@@ -16,7 +16,7 @@ from pyharness.harness.repair import repair, resolve_name
 
 LAYERS = ("parse", "repair", "validate", "loops", "steer", "context", "lint", "confidence", "rank", "trials",
           "spectrum", "failfirst", "stdimports", "cloze", "deepcloze",
-          "wideholes", "stacking")
+          "wideholes", "stacking", "clozetest")
 CHANGES = ("write", "edit")
 """Actions that change files: never run from a reply cut off at the token limit."""
 CUT_OFF = (

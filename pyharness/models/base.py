@@ -58,6 +58,11 @@ class InfillOptions:
     seed: int = 0
     stop: list[str] = field(default_factory=lambda: ["\n"])
     """The infill ends before the first of these (by default at the end of its first line)."""
+    files: tuple[tuple[str, str], ...] = ()
+    """Other files shown before the hole's own, as (path, text), for a model trained on a repository-level format
+    (Qwen2.5-Coder's `<|repo_name|>` and `<|file_sep|>`); a backend without one leaves them out."""
+    path: str = ""
+    """The hole's file, which that format names before its prefix."""
 
 
 @dataclass

@@ -14,6 +14,9 @@ from pyharness.models.streaming import read_stream
 
 FIM_MARKERS = ("<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>")
 """Qwen2.5-Coder's fill-in-the-middle tokens: `<|fim_prefix|>{prefix}<|fim_suffix|>{suffix}<|fim_middle|>`."""
+REPO_MARKERS = ("<|repo_name|>", "<|file_sep|>")
+"""Its repository-level tokens: `<|repo_name|>{name}\n<|file_sep|>{path}\n{text}\n...<|file_sep|>{path}\n` and then
+the FIM prompt of the last file, so an infill can see other files (the failing test) before the hole's own."""
 
 _LOADED: dict[tuple[str, int], object] = {}
 """One loaded model per (path, context): the demo's four jobs and an eval's tasks share it and its cache."""
@@ -123,7 +126,8 @@ class LlamaCppModel(Model):
         llm = self._load()
         started = time.monotonic()
         start, hole, middle = self._fim_ids
-        tokens = [start, *self._text_tokens(prefix), hole, *self._text_tokens(suffix), middle]
+        tokens = [*self._repo_tokens(options), start, *self._text_tokens(prefix), hole, *self._text_tokens(suffix),
+                  middle]
         budget = self.context_window - len(tokens)
         if budget < 16:
             raise ModelError(f"the infill prompt ({len(tokens)} tokens) fills the model's context "
@@ -161,6 +165,15 @@ class LlamaCppModel(Model):
                       seconds=time.monotonic() - started,
                       logprob=sum(logprobs) / len(logprobs) if logprobs else None, finish_reason=finish)
 
+    def _repo_tokens(self, options: InfillOptions) -> list[int]:
+        """The other files of `options` and the hole's path in the repository-level format ([] without files, or
+        when the vocabulary lacks the markers)."""
+        ids = _marker_ids(self._llm, REPO_MARKERS) if options.files else None
+        if ids is None:
+            return []
+        repo, sep = ids
+        return repo_layout(repo, sep, self._text_tokens, options.files, options.path)
+
     def _text_tokens(self, text: str) -> list[int]:
         """`text` as plain text: a marker written in the code stays text, never becomes a control token."""
         if not text:
@@ -186,13 +199,28 @@ class LlamaCppModel(Model):
 
 def _fim_ids(llm) -> tuple[int, int, int] | None:
     """The token ids of the three FIM markers, or None unless each is one token of the vocabulary."""
+    ids = _marker_ids(llm, FIM_MARKERS)
+    return (ids[0], ids[1], ids[2]) if ids else None
+
+
+def _marker_ids(llm, markers: tuple[str, ...]) -> list[int] | None:
+    """The token id of each marker, or None unless each is one token of the vocabulary."""
     ids = []
-    for marker in FIM_MARKERS:
+    for marker in markers:
         found = llm.tokenize(marker.encode("utf-8"), add_bos=False, special=True)
         if len(found) != 1:
             return None
         ids.append(found[0])
-    return ids[0], ids[1], ids[2]
+    return ids
+
+
+def repo_layout(repo: int, sep: int, text_tokens, files: tuple[tuple[str, str], ...], path: str) -> list[int]:
+    """`<|repo_name|>repo\n`, each file as `<|file_sep|>path\ntext\n`, then `<|file_sep|>path\n` of the hole's file
+    (its FIM prompt follows): the order Qwen2.5-Coder was trained on for repository-level infilling."""
+    tokens = [repo, *text_tokens("repo\n")]
+    for name, text in files:
+        tokens += [sep, *text_tokens(f"{name}\n{text.rstrip()}\n")]
+    return [*tokens, sep, *text_tokens(f"{path or 'main.py'}\n")]
 
 
 def _names_a_coder(llm, path: Path) -> bool:

@@ -23,6 +23,7 @@ from pyharness.localise.linetrace import RunTrace
 from pyharness.models.base import END_OF_TURN, ChatOptions, InfillOptions, Model, Reply
 from pyharness.trials.brief import Brief, TrialsRecord
 from pyharness.trials.candidates import extract_code
+from pyharness.trials.clozetest import failing_test_file
 from pyharness.trials.judge import Candidate
 from pyharness.trials.prompts import MISSING, cloze_chat
 from pyharness.trials.wideholes import WIDE_SUSPECTS, interleave, rebase, wide_regions
@@ -185,9 +186,11 @@ class Fill:
     """Asked through fill-in-the-middle (False: the chat framing)."""
 
 
-def sample_hole(model: Model, hole: Hole, temperatures: list[float], seed: int, max_tokens: int = 96) -> list[Fill]:
+def sample_hole(model: Model, hole: Hole, temperatures: list[float], seed: int, max_tokens: int = 96,
+                files: tuple[tuple[str, str], ...] = ()) -> list[Fill]:
     """One fill per temperature (the first is usually greedy), natively where the model can, else in chat. A wide
-    hole gets WIDE_TOKENS (a few statements)."""
+    hole gets WIDE_TOKENS (a few statements); `files` are shown before the hole's file where the backend can
+    (`pyharness.trials.clozetest`)."""
     fills = []
     stop = ["\n"] if hole.end == hole.start and hole.kind == "line" else ["\n\n"]
     max_tokens = max(max_tokens, WIDE_TOKENS) if hole.kind != "line" else max_tokens
@@ -195,7 +198,8 @@ def sample_hole(model: Model, hole: Hole, temperatures: list[float], seed: int, 
         if getattr(model, "fim", False):
             try:
                 got = model.infill(hole.prefix, hole.suffix, InfillOptions(
-                    max_tokens=max_tokens, temperature=temperature, seed=seed + n, stop=stop))
+                    max_tokens=max_tokens, temperature=temperature, seed=seed + n, stop=stop, files=files,
+                    path=hole.path))
                 fills.append(Fill(n + 1, got.text, hole.filled(got.text), got.logprob, got.prompt_tokens,
                                   got.cached_tokens, got.completion_tokens, got.seconds))
                 continue
@@ -258,6 +262,10 @@ class ClozeRounds:
     def __init__(self, brief: Brief, check: Check, record: TrialsRecord, adopt: Adopt | None = None):
         self.brief, self.state, self.check, self.record, self.adopt = brief, brief.state, check, record, adopt
         self.deep = brief.harness.on("deepcloze")
+        first = brief.job.first_run
+        self.test = failing_test_file(brief.ws, brief.job.failing_before[0], first.first_traceback if first else "") \
+            if brief.harness.on("clozetest") and brief.job.failing_before else ()
+        """The failing test, shown before each hole's file (the layer `clozetest`)."""
         self.holes: list[Hole] | None = None
         self.rounds: list[dict] = []
         """Per round: the hole with its rank, samples, dropped, checked, which passed, seconds per checked fill."""
@@ -288,7 +296,7 @@ class ClozeRounds:
         state, started = self.state, time.monotonic()
         self.brief.emit("thinking", step=state.steps, purpose=f"cloze {hole.where}")
         seed = (len(self.rounds) + 1 if self.deep else state.steps) * 100  # deep rounds spend no step
-        fills = sample_hole(self.brief.model, hole, [0.0] + [temperature] * (SAMPLES - 1), seed=seed)
+        fills = sample_hole(self.brief.model, hole, [0.0] + [temperature] * (SAMPLES - 1), seed=seed, files=self.test)
         for fill in fills:
             self.record.tokens += state.spend(fill)
         generated = time.monotonic() - started

@@ -218,3 +218,20 @@ def test_with_deepcloze_rounds_spend_no_step_and_a_hole_the_model_stands_by_is_p
     _, model, shallow, _ = cloze_run(tmp_path / "shallow", demo_jobs, infills, max_steps=1, layers=layers)
     assert [r["hole"] for r in shallow.trials["cloze"]] == ["orders/pricing.py:17"] and shallow.steps == 1
     assert len(model.infill_prompts) == 6
+
+
+def test_with_clozetest_each_fill_sees_the_failing_test_and_without_it_none(tmp_path, demo_jobs):
+    from pyharness.harness.pipeline import LAYERS
+
+    _, model, result, _ = cloze_run(tmp_path / "on", demo_jobs, [FIXED] * 6, schedule=None, max_steps=1)
+    assert result.outcome == "done"
+    [(path, text)] = model.infill_prompts[0].options.files
+    assert path == "tests/test_pricing.py" and model.infill_prompts[0].options.path == "orders/pricing.py"
+    assert text.startswith("import pytest\nfrom orders.lines import OrderLine\n")
+    assert "def test_bulk_discount_applies():\n    line = OrderLine(\"PEN-BLUE\", 10, 2.50)" in text
+    assert "# E   AssertionError: assert 0.0 == 2.5\n# E    +  where 0.0 = bulk_discount(" in text and BUGGY not in text
+    assert all(p.options.files == model.infill_prompts[0].options.files for p in model.infill_prompts)
+    layers = ",".join(name for name in LAYERS if name != "clozetest")
+    _, model, result, _ = cloze_run(tmp_path / "off", demo_jobs, [FIXED] * 6, schedule=None, max_steps=1,
+                                    layers=layers)
+    assert result.outcome == "done" and all(p.options.files == () for p in model.infill_prompts)
