@@ -10,15 +10,14 @@ V1 are in it too. The judge is the commit's test file(s) as released in V1, run 
 
 import hashlib
 import json
-import shutil
 import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from pyharness.errors import UserError
 from pyharness.evals.bugprojects import BugProject, fetch_release, venv_python
-from pyharness.evals.mutants import left_in
 from pyharness.evals.projects import sha256_of
+from pyharness.evals.seeded import SeededJob
 from pyharness.workspace.testrun import run_pytest
 
 CHECK_TIMEOUT = 180.0
@@ -35,7 +34,7 @@ class Hunk:
 
 
 @dataclass
-class BugJob:
+class BugJob(SeededJob):
     """One sound real bug: the releases around its fix, the seed's hunks, the tests that judge it, its source."""
 
     id: str
@@ -67,10 +66,7 @@ class BugJob:
         self.hunks = [h if isinstance(h, Hunk) else Hunk(h["file"], tuple(h["new"]), tuple(h["old"]))
                       for h in self.hunks]
 
-    @property
-    def task(self) -> str:
-        """What `ph fix` is asked, as a user would ask it."""
-        return f"Make the failing tests in {', '.join(self.tests)} pass: fix the bug in the code, not the tests."
+    kind = "bug"
 
     @property
     def large(self) -> bool:
@@ -86,30 +82,10 @@ class BugJob:
         record["hunks"] = [{"file": h.file, "new": list(h.new), "old": list(h.old)} for h in self.hunks]
         return record
 
-    def make_repo(self, repo: Path) -> Path:
-        """A fresh git repo: V1's tree with the seed applied."""
-        from pyharness.workspace import gitops
-
-        if self.root is None or self.old_root is None:
+    def seed(self, tree: Path) -> None:
+        if self.old_root is None:
             raise UserError(f"{self.id}: its releases are not loaded")
-        shutil.copytree(self.root, repo, symlinks=True,
-                        ignore=shutil.ignore_patterns("__pycache__", ".git", ".ph-verified"))
-        seed(repo, self.old_root, self)
-        gitops.snapshot_repo(repo, f"bug {self.id}")
-        return repo
-
-    def test_hashes(self) -> dict[str, str]:
-        """sha256 of each judging test file in V1's tree (the seed never touches a test file)."""
-        return {t: sha256_of(self.root / t) for t in self.tests} if self.root else {}
-
-    def score(self, repo: Path, test_hashes: dict[str, str]) -> tuple[bool, str]:
-        """Every judging test passes and the test files are byte-identical."""
-        left = self.left(repo, test_hashes)
-        return left["green"], left["note"]
-
-    def left(self, repo: Path, test_hashes: dict[str, str]) -> dict:
-        """What a run left in `repo`, as for a mutant job (`mutants.left_in`), the tests run by the job's python."""
-        return left_in(repo, self.tests, self.failing, test_hashes, python=self.python)
+        seed(tree, self.old_root, self)
 
 
 def seed(tree: Path, old_tree: Path, job: BugJob) -> None:

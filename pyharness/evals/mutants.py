@@ -17,12 +17,13 @@ from pathlib import Path
 
 from pyharness.errors import UserError
 from pyharness.evals.projects import LARGE_TREE, PROJECTS, fetch, sha256_of
+from pyharness.evals.seeded import SeededJob
 from pyharness.workspace.testrun import TestRun, run_pytest
 from pyharness.workspace.tree import SKIP_DIRS
 
 
 @dataclass
-class MutantJob:
+class MutantJob(SeededJob):
     """One sound mutant: where it is, what changed, which tests it breaks."""
 
     id: str
@@ -44,71 +45,13 @@ class MutantJob:
     root: Path | None = field(default=None, repr=False, compare=False)
     """The unmutated tree (set when loaded)."""
 
-    @property
-    def task(self) -> str:
-        """What `ph fix` is asked, as a user would ask it."""
-        return f"Make the failing tests in {', '.join(self.tests)} pass: fix the bug in the code, not the tests."
+    kind = "mutant"
 
     def to_json(self) -> dict:
         return {k: v for k, v in asdict(self).items() if k != "root"}
 
-    def make_repo(self, repo: Path) -> Path:
-        """A fresh git repo: the unmutated tree with this job's mutation applied."""
-        from pyharness.workspace import gitops
-
-        if self.root is None:
-            raise UserError(f"{self.id}: its project tree is not loaded")
-        shutil.copytree(self.root, repo, symlinks=True, ignore=shutil.ignore_patterns("__pycache__", ".git"))
-        apply(repo, self)
-        gitops.snapshot_repo(repo, f"mutant {self.id}")
-        return repo
-
-    def test_hashes(self) -> dict[str, str]:
-        """sha256 of each judging test file in the unmutated tree."""
-        return {t: sha256_of(self.root / t) for t in self.tests} if self.root else {}
-
-    def score(self, repo: Path, test_hashes: dict[str, str]) -> tuple[bool, str]:
-        """Every selected test passes and the test files are byte-identical."""
-        left = self.left(repo, test_hashes)
-        return left["green"], left["note"]
-
-    def left(self, repo: Path, test_hashes: dict[str, str]) -> dict:
-        """What a run left in `repo`, judged by the job's test files: green, how many tests fail against how many the
-        mutant failed, `worse` when more fail, the files no longer run to pytest's end, or a test file changed, and
-        `changed`: the files that differ from the mutant's commit. A run that changed nothing left the mutant itself,
-        so it is never worse: more failing then comes from a test that is not deterministic (one that draws random
-        data can fail where the job was built passing it)."""
-        return left_in(repo, self.tests, self.failing, test_hashes)
-
-
-def left_in(repo: Path, tests: list[str], failing: list[str], test_hashes: dict[str, str],
-            python: str | None = None) -> dict:
-    """What a run left in a fix job's repo (`MutantJob.left`), the judging `tests` run by `python` (None: ph's own);
-    `failing` is what the job's seeded tree failed."""
-    changed = edited_files(repo)
-    tests_changed = [t for t, h in test_hashes.items() if sha256_of(repo / t) != h]
-    if tests_changed:
-        return {"green": False, "note": f"test files changed: {', '.join(tests_changed)}", "failing": None,
-                "before": len(failing), "worse": True, "changed": changed}
-    run = run_pytest(repo, tests, timeout=300, python=python, readonly=tests)  # read-only, compiled from source
-    ran = run.exit_code in (0, 1) and run.reported and not run.timed_out
-    return {"green": run.green, "note": f"{', '.join(tests)}: {run.summary()}", "failing": len(run.failing),
-            "before": len(failing), "changed": changed,
-            "worse": changed != [] and (not ran or len(run.failing) > len(failing))}
-
-
-def edited_files(repo: Path) -> list[str] | None:
-    """Files in the job's repo that differ from its one commit (the mutant), leaving out ph's records and the caches
-    tools write (SKIP_DIRS); None when git cannot say."""
-    from pyharness.workspace import gitops
-
-    try:
-        out = gitops.run(repo, "status", "--porcelain", "-z", "--untracked-files=all", "--no-renames",
-                          "--ignore-submodules=all", timeout=60)
-    except gitops.GitError:
-        return None
-    names = [entry[3:] for entry in out.split("\0") if len(entry) > 3]
-    return sorted(n for n in names if not SKIP_DIRS & set(n.split("/")))
+    def seed(self, tree: Path) -> None:
+        apply(tree, self)
 
 
 def split_of(job_id: str) -> str:

@@ -11,8 +11,8 @@ import pytest
 from calckit import attack_test, calc_repo, marker_script, plain_git, read_record
 
 from pyharness.evals.demo import load_jobs, make_repo
-from pyharness.evals.mutants import edited_files
 from pyharness.evals.runner import make_stdout_repo
+from pyharness.evals.seeded import edited_files
 from pyharness.evals.tasks import Case, StdoutTask
 from pyharness.harness.pipeline import LAYERS, HarnessConfig
 from pyharness.loop.session import run_job
