@@ -28,9 +28,10 @@ from pyharness.evals.mutate import mutate  # noqa: E402
 from pyharness.localise.linerank import spans_of  # noqa: E402
 from pyharness.models.resolve import resolve_model  # noqa: E402
 from pyharness.trials import cloze  # noqa: E402
+from pyharness.trials import holes as masks  # noqa: E402
 
 
-def job_holes(job) -> tuple[list[cloze.Hole], str] | None:
+def job_holes(job) -> tuple[list[masks.Hole], str] | None:
     """The three holes of one job (before, mutated, after) and the unmutated file's tree dump; None when the mutated
     line is no maskable statement."""
     original = (job.root / job.file).read_text(encoding="utf-8")
@@ -45,13 +46,13 @@ def job_holes(job) -> tuple[list[cloze.Hole], str] | None:
     holes = []
     for start, end in picks:
         first = lines[start - 1]
-        holes.append(cloze.Hole(job.file, start, end, len(holes) + 1, lines, first[:len(first) - len(first.lstrip())]))
+        holes.append(masks.Hole(job.file, start, end, len(holes) + 1, lines, first[:len(first) - len(first.lstrip())]))
     return holes, ast.dump(ast.parse(original))
 
 
-def sequence(model, holes: list[cloze.Hole], original: str, align: int, mutated_line: int) -> list[dict]:
+def sequence(model, holes: list[masks.Hole], original: str, align: int, mutated_line: int) -> list[dict]:
     """Sample each hole in turn with the window aligned to `align` lines, from an empty prefix cache."""
-    cloze.WINDOW_ALIGN = align
+    masks.WINDOW_ALIGN = align
     model._load().reset()  # nothing cached: the first hole pays its whole prompt
     rows = []
     temperatures = [0.0] + [0.8] * (cloze.SAMPLES - 1)
@@ -78,7 +79,7 @@ def main() -> None:
     parser.add_argument("--split", default="dev", choices=("dev", "test", "all"))
     parser.add_argument("--jobs", default="*", help="glob on job ids, or @FILE of ids (one a line, # comments)")
     parser.add_argument("--limit", type=int, default=None)
-    parser.add_argument("--align", type=int, default=cloze.WINDOW_ALIGN, help="the aligned mode's WINDOW_ALIGN")
+    parser.add_argument("--align", type=int, default=masks.WINDOW_ALIGN, help="the aligned mode's WINDOW_ALIGN")
     parser.add_argument("--model", default="llamacpp:qwen2.5-coder-1.5b")
     args = parser.parse_args()
     if args.jobs.startswith("@"):

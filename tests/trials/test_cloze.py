@@ -5,17 +5,9 @@ from runkit import SHIPPING  # the seeded repo the ranking is tested on
 from pyharness.localise.linetrace import trace_test
 from pyharness.localise.spectrum import spectrum
 from pyharness.models.scripted import ScriptedModel
-from pyharness.trials.cloze import (
-    CONTEXT_BEFORE,
-    MISSING,
-    WINDOW_ALIGN,
-    Fill,
-    Hole,
-    holes,
-    same_code,
-    sample_hole,
-    try_order,
-)
+from pyharness.trials.cloze import Fill, sample_hole, try_order
+from pyharness.trials.holes import CONTEXT_BEFORE, WINDOW_ALIGN, Hole, holes, same_code
+from pyharness.trials.prompts import MISSING
 from pyharness.workspace.testrun import run_pytest
 from pyharness.workspace.tree import Workspace
 

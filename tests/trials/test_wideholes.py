@@ -3,7 +3,8 @@
 from pathlib import Path
 
 from pyharness.models.scripted import ScriptedModel
-from pyharness.trials.cloze import Hole, sample_hole
+from pyharness.trials.cloze import sample_hole
+from pyharness.trials.holes import Hole
 from pyharness.trials.wideholes import Region, interleave, rebase, wide_regions
 
 SOURCE = '''def mean(values, default=None):
