@@ -102,8 +102,8 @@ cost a fraction of one whole-function candidate: docs/results.md)."""
 Check = Callable[[str, str, dict[str, str]], Candidate]
 """Checks one fill as a candidate: its origin, the filled file, and that file by its path."""
 Adopt = Callable[[Candidate], bool]
-"""Offered the best fill of a round that passed no check: True when it was kept in the tree (the tests did better with
-it), so later holes are filled on top of it."""
+"""Offered the fills of a round that passed no check, best ranked first: True when one was kept in the tree (the tests
+did better with it), so later holes are filled on top of it."""
 
 
 class ClozeRounds:
@@ -113,9 +113,10 @@ class ClozeRounds:
     what a round asks), and a hole none of whose fills is usable (each wrote the code already there back, or did not
     parse: the model stands by the line) does not use up its schedule entry: the next hole is masked at once.
 
-    With the layer `wideholes` the holes include spans and insertions (`pyharness.trials.wideholes`); a round's best
-    fill that makes the tests better without passing is offered to `adopt`, and once kept, the holes still to come
-    are moved onto the new text and filled on top of it (each round record says on top of which fills).
+    With the layer `wideholes` the holes include spans and insertions (`pyharness.trials.wideholes`); a round's
+    fills that passed nothing are offered to `adopt` (the layer `stacking`), best first, and once one is kept, the
+    holes still to come are moved onto the new text and filled on top of it (each round record says on top of which
+    fills).
 
     Given the run's brief (its state, model and job), `check` (a fill's file checked as a candidate), the trials'
     record, whose `cloze` rounds it keeps, and `adopt`."""
@@ -173,7 +174,7 @@ class ClozeRounds:
                 break
         checked = time.monotonic() - started - generated
         best = max(tried, key=lambda c: c.verdict.rank) if tried else None
-        on_top_of, kept = list(self.kept), self._keep(hole, best)
+        on_top_of, kept = list(self.kept), self._keep(hole, tried)
         self.rounds.append({
             "hole": hole.where, "kind": hole.kind,
             "rank": hole.rank, "reasons": hole.reasons, "samples": len(fills),
@@ -182,12 +183,12 @@ class ClozeRounds:
             "seconds_generating": round(generated, 2),
             "seconds_per_check": round(checked / len(tried), 2) if tried else 0.0,
             **({"on_top_of": on_top_of} if on_top_of else {}),
-            **({"kept": best.origin} if kept and best is not None else {})})
+            **({"kept": kept.origin} if kept is not None else {})})
         state.count("trials.cloze", f"{self.rounds[-1]['hole']}: {len(fills)} fills, {len(tried)} checked")
         summary = "\n".join(f"{c.origin}: " + ("all checks pass" if c.verdict.green else c.verdict.failure)
                             for c in tried) or "no usable fill (each wrote the masked text back or did not parse)"
-        if kept and best is not None:
-            summary += f"\nkept {best.origin}: the tests do better with it; the next holes are filled on top of it"
+        if kept is not None:
+            summary += f"\nkept {kept.origin}: the tests do better with it; the next holes are filled on top of it"
         self.brief.record_turn(f"<cloze: {self.rounds[-1]['hole']} masked>", _said(fills), {
             "origin": f"cloze {hole.label}", "framing": "cloze", "temperature": temperature,
             **({"on_top_of": on_top_of} if on_top_of else {}),
@@ -200,15 +201,17 @@ class ClozeRounds:
         return best, summary, len(usable)
 
 
-    def _keep(self, hole: Hole, best: Candidate | None) -> bool:
-        """Offer a round's best fill that passed nothing to `adopt`; once it is kept, the holes still to come are
-        moved onto the file it made."""
-        if best is None or best.verdict.green or self.adopt is None or not self.adopt(best):
-            return False
-        self.kept.append(best.origin)
-        new = best.files[hole.path].splitlines(keepends=True)
-        self.holes = rebase(self.holes or [], hole.path, hole.start, hole.end, new, len(hole.lines))
-        return True
+    def _keep(self, hole: Hole, tried: list[Candidate]) -> Candidate | None:
+        """Offer a round's fills, best ranked first, to `adopt` when none passed; the one kept (None when none
+        was), and once one is, the holes still to come are moved onto the file it made."""
+        if self.adopt is None or any(c.verdict.green for c in tried):
+            return None
+        kept = next((c for c in sorted(tried, key=lambda c: c.verdict.rank, reverse=True) if self.adopt(c)), None)
+        if kept is not None:
+            self.kept.append(kept.origin)
+            new = kept.files[hole.path].splitlines(keepends=True)
+            self.holes = rebase(self.holes or [], hole.path, hole.start, hole.end, new, len(hole.lines))
+        return kept
 
 
 def _said(fills: list[Fill]):

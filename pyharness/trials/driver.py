@@ -23,6 +23,7 @@ from pyharness.trials.prompts import Attempt, handoff
 from pyharness.trials.schedule import default_schedule
 from pyharness.trials.suspects import FixTarget
 from pyharness.trials.verdicts import UNMEASURED, Verdict, one_line
+from pyharness.workspace.failpoints import progress
 from pyharness.workspace.tree import Workspace
 
 
@@ -218,21 +219,31 @@ class Trials:
         return reply
 
     def _adopt(self, candidate: Candidate) -> bool:
-        """Keep a fill that makes the tests better without making them pass (fewer failing tests, no lower rank)
-        in the tree: it becomes the code as it is, which later candidates must beat and are built on, so a fix of
-        two hunks can be found one hunk at a time (the layer `stacking`). True when it was kept."""
-        base = self.judge.before.verdict
-        if candidate.verdict.passed == UNMEASURED or candidate.verdict.failures >= base.failures or \
-                candidate.verdict.rank <= base.rank:
-            return False
+        """Keep a fill that makes the tests better without making them pass in the tree: it becomes the code as it
+        is, which later candidates must beat and are built on, so a fix of two hunks can be found one hunk at a time
+        (the layer `stacking`). Better is fewer failing tests (and no lower rank), or, with as many failing and the
+        same passing in a run of the whole suite, a failing test that got further (`workspace.failpoints`) and none
+        that fell back. True when it was kept."""
+        base, verdict = self.judge.before.verdict, candidate.verdict
+        fewer = verdict.passed != UNMEASURED and verdict.failures < base.failures and verdict.rank > base.rank
+        said = f"{verdict.failures} failing where {base.failures} did"
+        if not fewer:
+            further, back = progress(base.points, verdict.points)
+            if not further or back or self.state.out_of_time():
+                return False
+            whole = self.judge.check(self.target, candidate.files, whole=True)
+            if whole.failures > base.failures or whole.passed < base.passed or progress(base.points, whole.points)[1]:
+                return False
+            candidate.verdict = whole
+            at = whole.points.get(further[0]) or verdict.points[further[0]]
+            said = f"{further[0]} got further (line {at.line}{', its assertion' if at.asserted else ''})"
         self._write(candidate, "trials")
         self.judge.rebase(candidate)
         if self.brief.best is not None:
             self.brief.best.measured(self.ws, candidate.verdict.failures, candidate.origin)
         self.target = self._target()
         self.record.combined = [*(self.record.combined or []), candidate.origin]
-        self.state.count("trials.combined", f"{candidate.origin} kept: {candidate.verdict.failures} failing where "
-                                            f"{base.failures} did")
+        self.state.count("trials.combined", f"{candidate.origin} kept: {said}")
         return True
 
     def _write(self, best: Candidate, stop: str) -> None:

@@ -126,6 +126,7 @@ class Judge:
             return Verdict(False, failure=f"{', '.join(empty)} has no body (only a docstring or pass)")
         return self.check(target, files)
 
-    def check(self, target: Target, files: dict[str, str]) -> Verdict:
-        """Apply `files` in a fresh scratch copy of the workspace and run the mode's check there."""
-        return check_in_scratch(self.ws, self.job, self.ctx, target.checks, files)
+    def check(self, target: Target, files: dict[str, str], whole: bool = False) -> Verdict:
+        """Apply `files` in a fresh scratch copy of the workspace and run the mode's check there (with `whole`, fix
+        mode's whole suite even when no failing test passes)."""
+        return check_in_scratch(self.ws, self.job, self.ctx, target.checks, files, whole)

@@ -3,12 +3,13 @@ that ranks candidates, and the one failure a repair is shown."""
 
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pyharness.actions.base import Context
 from pyharness.trials.brief import JobView
 from pyharness.trials.taskchecks import CallCheck, run_checks
+from pyharness.workspace.failpoints import FailPoint, fail_points
 from pyharness.workspace.noise import truncate
 from pyharness.workspace.testrun import EXCEPTION_LINE as EXCEPTION
 from pyharness.workspace.testrun import TestRun, run_pytest
@@ -30,6 +31,8 @@ class Verdict:
     """The mode's own check passes (the example, the suite), even where an example read from the task text
     does not: such an example may be wrong (HumanEval's own docstrings hold a few), so it ranks candidates
     and keeps the trials going, but does not make a candidate that passes the real check a failure."""
+    points: dict[str, FailPoint] = field(default_factory=dict)
+    """fix: how far each originally failing test that still fails got (`pyharness.workspace.failpoints`)."""
 
     @property
     def rank(self) -> tuple:
@@ -38,10 +41,10 @@ class Verdict:
 
 
 def check_in_scratch(ws: Workspace, job: JobView, ctx: Context, checks: list[CallCheck],
-                     files: dict[str, str]) -> Verdict:
+                     files: dict[str, str], whole: bool = False) -> Verdict:
     """Apply `files` in a fresh scratch copy of the workspace and run the mode's check there: add, the suite with the
-    new test; fix, the originally failing tests first and, once one of them passes, the suite, with those tests
-    counted apart; stdout, the example plus `checks`, the examples read from the task text."""
+    new test; fix, the originally failing tests first and, once one of them passes (or with `whole`), the suite,
+    with those tests counted apart; stdout, the example plus `checks`, the examples read from the task text."""
     scratch = Path(tempfile.mkdtemp(prefix="ph-scratch-"))
     try:
         copy_tree(ws.root, scratch, skip=(*SKIP_DIRS, ".ph", "__pycache__"))
@@ -50,11 +53,11 @@ def check_in_scratch(ws: Workspace, job: JobView, ctx: Context, checks: list[Cal
             (scratch / rel).write_text(text, encoding="utf-8")
         guard = ws.guard
         readonly = guard.files() if guard is not None else None
-        if job.mode == "fix" and files and job.failing_before and ctx.fail_first:
+        if job.mode == "fix" and files and job.failing_before and ctx.fail_first and not whole:
             quick = run_pytest(scratch, job.failing_before, timeout=ctx.test_timeout, python=ctx.python,
                                readonly=readonly)
             if not quick.counts.get("passed", 0):
-                return _none_fixed(quick, len(job.failing_before))
+                return _none_fixed(quick, job.failing_before)
         run = run_pytest(scratch, ctx.suite, timeout=ctx.test_timeout, python=ctx.python, readonly=readonly)
         touched = guard.changed_in(scratch) if guard is not None else []
         if touched:  # a candidate that rewrites the judge (possible only without the sandbox) fails outright
@@ -76,7 +79,7 @@ def check_in_scratch(ws: Workspace, job: JobView, ctx: Context, checks: list[Cal
             failure = f"{run.failing[0]} fails: {failure}"
         green = run.green and not still
         return Verdict(green, passed - len(still), len(run.failing), run.counts.get("errors", 0),
-                       "" if run.green else failure, accepted=green)
+                       "" if run.green else failure, accepted=green, points=fail_points(run.output, still))
     # the task's own examples count beside the given one: an example alone is a weak judge
     extra = run_checks(files["main.py"], checks) if files else None
     failure = "" if run.green else failure_text(run)
@@ -91,14 +94,15 @@ UNMEASURED = -(10 ** 9)
 """`passed` of a fix candidate whose suite did not run: below any count a run can give."""
 
 
-def _none_fixed(quick: TestRun, failing: int) -> Verdict:
+def _none_fixed(quick: TestRun, failing: list[str]) -> Verdict:
     """A fix candidate none of whose originally failing tests passes: it cannot beat the code before it (which fails
     them all and passes the rest), so the whole suite is not run for it; on a large test file that run costs ten
     times the few failing tests. The failure shown to the next repair is the same first failing test's."""
     failure = failure_text(quick)
     if quick.failing:
         failure = f"{quick.failing[0]} fails: {failure}"
-    return Verdict(False, UNMEASURED, max(failing, len(quick.failing)), quick.counts.get("errors", 0), failure)
+    return Verdict(False, UNMEASURED, max(len(failing), len(quick.failing)), quick.counts.get("errors", 0), failure,
+                   points=fail_points(quick.output, [t for t in failing if t in quick.failing]))
 
 
 def failure_text(run: TestRun, max_lines: int = 12, max_chars: int = 3000) -> str:

@@ -149,3 +149,28 @@ def test_a_fill_that_fixes_one_of_two_failing_tests_is_kept_and_the_next_hole_is
     assert result.outcome != "done" and "combined" not in result.trials
     assert not any(r.get("kept") for r in result.trials["cloze"])
     assert (tmp_path / "alone/shapes.py").read_text() == SHAPES  # each hunk was found, on the original, alone
+
+
+BOUNDS = "def low(x):\n    return x + 1\n\n\ndef high(x):\n    return x - 1\n"
+BOUNDS_TESTS = ("from bounds import high, low\n\n\ndef test_bounds():\n    lo, hi = low(3), high(3)\n"
+                "    assert lo == 3\n    assert hi == 3\n")
+
+
+def test_a_fill_that_moves_the_one_failing_test_on_to_its_next_assertion_is_kept(tmp_path):
+    from pyharness.harness.pipeline import LAYERS
+    from pyharness.loop.transcript import read_transcript
+
+    files = {"bounds.py": BOUNDS, "tests/test_bounds.py": BOUNDS_TESTS}
+    result = fix_run(tmp_path / "stack", files, ["return x"] * 60)
+    assert result.outcome == "done", result.reason
+    assert (tmp_path / "stack/bounds.py").read_text().count("    return x\n") == 2
+    kept = [r for r in result.trials["cloze"] if r.get("kept")]
+    assert len(kept) == 1 and result.trials["combined"] == [kept[0]["kept"]]
+    said = [i["detail"] for r in read_transcript(Path(result.transcript)) if r["event"] == "turn"
+            for i in r.get("interventions", []) if i["kind"] == "trials.combined"]
+    assert said == [f"{kept[0]['kept']} kept: tests/test_bounds.py::test_bounds got further (line 7, its assertion)"]
+
+    alone = ",".join(name for name in LAYERS if name != "stacking")
+    result = fix_run(tmp_path / "alone", files, ["return x"] * 60, layers=alone)
+    assert result.outcome != "done" and "combined" not in result.trials
+    assert (tmp_path / "alone/bounds.py").read_text() == BOUNDS  # each hunk alone leaves the test failing
