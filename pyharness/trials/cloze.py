@@ -16,12 +16,14 @@ from dataclasses import dataclass
 
 from pyharness.actions.base import Observation
 from pyharness.errors import InfillUnsupported
+from pyharness.localise.linetrace import RunTrace
 from pyharness.models.base import END_OF_TURN, ChatOptions, InfillOptions, Model, Reply
 from pyharness.trials.brief import Brief, TrialsRecord
 from pyharness.trials.candidates import extract_code
 from pyharness.trials.clozetest import failing_test_file
 from pyharness.trials.holes import MAX_HOLES, Hole, holes
 from pyharness.trials.judge import Candidate
+from pyharness.trials.verdicts import trace_in_scratch
 from pyharness.trials.wideholes import rebase
 
 DEEP_HOLES = 12
@@ -134,21 +136,22 @@ class ClozeRounds:
         record.cloze = self.rounds
         self.kept: list[str] = []
         """The fills kept in the tree so far (their origins), in order: later holes are filled on top of them."""
+        self.asked: list[Hole] = []
+        """The holes masked so far, where they are in the files as they are now."""
 
     def next(self, temperature: float) -> tuple[Candidate | None, str]:
         """The best candidate the step checked (None when none was usable) and one line saying how it went;
         (None, '') when no hole is left and no step was spent."""
         if self.holes is None:
-            job = self.brief.job
-            first = job.first_run
-            self.holes = holes(self.brief.ws, job.trace, first.first_traceback if first else "",
-                               DEEP_HOLES if self.deep else MAX_HOLES, wide=self.brief.harness.on("wideholes"))
+            first = self.brief.job.first_run
+            self.holes = self._holes(self.brief.job.trace, first.first_traceback if first else "")
         began, best, summary = False, None, ""
         while self.holes and not (began and self.state.out_of_time()):
             if not began and not self.deep:
                 self.state.take_step()
             began = True
-            best, summary, usable = self._round(self.holes.pop(0), temperature)
+            self.asked.append(self.holes.pop(0))
+            best, summary, usable = self._round(self.asked[-1], temperature)
             if usable or not self.deep:
                 break
         return best, summary
@@ -211,7 +214,28 @@ class ClozeRounds:
             self.kept.append(kept.origin)
             new = kept.files[hole.path].splitlines(keepends=True)
             self.holes = rebase(self.holes or [], hole.path, hole.start, hole.end, new, len(hole.lines))
+            self.asked = rebase(self.asked, hole.path, hole.start, hole.end, new, len(hole.lines))
+            self._relocalise(hole.path, hole.start, hole.start + len(new) - len(hole.lines) + hole.end - hole.start)
         return kept
+
+    def _holes(self, trace: RunTrace | None, traceback: str) -> list[Hole]:
+        return holes(self.brief.ws, trace, traceback, DEEP_HOLES if self.deep else MAX_HOLES,
+                     wide=self.brief.harness.on("wideholes"))
+
+    def _relocalise(self, path: str, start: int, end: int) -> None:
+        """After a kept fill (now lines start..end of `path`): the holes ranked again from where the first test
+        that still fails now fails (the code it reaches may be new: a test's next assertion calls other code), less
+        those asked already and those under the fill; the queue as it was when that cannot be measured."""
+        if self.state.out_of_time():
+            return
+        brief = self.brief
+        run, ran = trace_in_scratch(brief.ws, brief.job, brief.ctx)
+        if not run.failing or not ran.lines:
+            return
+        ran.scores = brief.job.trace.scores if brief.job.trace else {}
+        asked = {(h.path, h.start, h.end, h.kind) for h in self.asked}
+        self.holes = [h for h in self._holes(ran, run.first_traceback) if (h.path, h.start, h.end, h.kind) not in asked
+                      and not (h.path == path and h.start <= end and h.end >= start)]
 
 
 def _said(fills: list[Fill]):

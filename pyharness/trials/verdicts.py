@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pyharness.actions.base import Context
+from pyharness.localise.linetrace import RunTrace, trace_test
 from pyharness.trials.brief import JobView
 from pyharness.trials.taskchecks import CallCheck, run_checks
 from pyharness.workspace.failpoints import FailPoint, fail_points
@@ -45,12 +46,8 @@ def check_in_scratch(ws: Workspace, job: JobView, ctx: Context, checks: list[Cal
     """Apply `files` in a fresh scratch copy of the workspace and run the mode's check there: add, the suite with the
     new test; fix, the originally failing tests first and, once one of them passes (or with `whole`), the suite,
     with those tests counted apart; stdout, the example plus `checks`, the examples read from the task text."""
-    scratch = Path(tempfile.mkdtemp(prefix="ph-scratch-"))
+    scratch = _scratch(ws, files)
     try:
-        copy_tree(ws.root, scratch, skip=(*SKIP_DIRS, ".ph", "__pycache__"))
-        for rel, text in files.items():
-            (scratch / rel).parent.mkdir(parents=True, exist_ok=True)
-            (scratch / rel).write_text(text, encoding="utf-8")
         guard = ws.guard
         readonly = guard.files() if guard is not None else None
         if job.mode == "fix" and files and job.failing_before and ctx.fail_first and not whole:
@@ -88,6 +85,35 @@ def check_in_scratch(ws: Workspace, job: JobView, ctx: Context, checks: list[Cal
     passed = int(run.green) + (extra.passed if extra else 0)
     return Verdict(run.green and not (extra and extra.failure), passed, 0 if run.green else 1, 0, failure,
                    accepted=run.green)
+
+
+def trace_in_scratch(ws: Workspace, job: JobView, ctx: Context) -> tuple[TestRun, RunTrace]:
+    """fix: the originally failing tests run again in a scratch copy of the tree as it is now, and the first that
+    still fails traced there (what the line ranking reads after a partial fix was kept); an empty trace when none
+    fails."""
+    scratch = _scratch(ws, {})
+    try:
+        readonly = ws.guard.files() if ws.guard is not None else None
+        run = run_pytest(scratch, job.failing_before, timeout=ctx.test_timeout, python=ctx.python, readonly=readonly)
+        ran = trace_test(scratch, run.failing[0], timeout=ctx.test_timeout, python=ctx.python,
+                         readonly=readonly) if run.failing else RunTrace()
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return run, ran
+
+
+def _scratch(ws: Workspace, files: dict[str, str]) -> Path:
+    """A fresh scratch copy of the workspace with `files` written over it (the caller removes it)."""
+    scratch = Path(tempfile.mkdtemp(prefix="ph-scratch-"))
+    try:
+        copy_tree(ws.root, scratch, skip=(*SKIP_DIRS, ".ph", "__pycache__"))
+        for rel, text in files.items():
+            (scratch / rel).parent.mkdir(parents=True, exist_ok=True)
+            (scratch / rel).write_text(text, encoding="utf-8")
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+    return scratch
 
 
 UNMEASURED = -(10 ** 9)
