@@ -85,7 +85,9 @@ def run_oneshot_job(repo: Path, mode: str, task: str, model: Model, tests: list[
     reason = "one reply (oneshot)" if applied else "one reply (oneshot), nothing applied"
     put_back = ""
     if before is not None and changed:
-        measure = lambda: failing_of(run_pytest(ws.root, tests, timeout=TEST_TIMEOUT, python=python))  # noqa: E731
+        judge = sorted({t.split("::")[0] for t in tests}) if tests else None  # read-only in the sandbox
+        measure = lambda: failing_of(run_pytest(ws.root, tests, timeout=TEST_TIMEOUT, python=python,  # noqa: E731
+                                                readonly=judge))
         put_back = BestTree(failing_of(before)).settle(ws, measure)
     if put_back:
         reason += f"; {put_back}"

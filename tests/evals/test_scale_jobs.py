@@ -111,6 +111,7 @@ def test_a_fix_whose_code_rewrites_a_test_file_fails(tmp_path, monkeypatch):
         (False, "test files changed: tests/test_ops.py")
     records = fix_eval(tmp_path / "eval", REWRITES_TESTS)
     oneshot, loop = records["protocol=oneshot"], records["protocol=text harness=on"]
+    # the oneshot's own run of the tests after its reply (is the tree worse?) ran the code first, sandbox off here
     assert (oneshot["outcome"], oneshot["pass_strict"], oneshot["note"]) == \
-        ("done", False, "test files changed while they ran: tests/test_ops.py")
+        ("done", False, "test files changed: tests/test_ops.py")
     assert loop["pass_strict"] is False and loop["outcome"] != "done"
