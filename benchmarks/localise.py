@@ -82,19 +82,41 @@ def measure(split: str, pattern: str, suite: str = "mutants") -> list[dict]:
                 units = suspects(ws, fix.first_run.first_traceback, fix.trace) if fix.failing_before else []
             lines = (suspect_lines(ws, fix.trace, fix.first_run.first_traceback)
                      if suspect_lines and fix.failing_before else [])
+            asked = _holes(ws, fix) if fix.failing_before else []
             fix.cleanup()
         regions = bug_regions(job)
         at = [n for n, u in enumerate(units, 1) if touches(regions, u.path, u.start, u.end)]
         traced = fix.trace.lines if fix.trace else {}
         ran = any(n in traced.get(rel, set()) for rel, first, last in regions for n in range(first, last + 1))
         line_at = [n for n, s in enumerate(lines, 1) if touches(regions, s.path, s.start, s.end)]
+        hole_at = [n for n, h in enumerate(asked or [], 1) if _hole_touches(regions, h)]
         records.append({"job": job.id, "project": job.project, "hit": at[0] if at else 0, "ran": ran,
+                        "hole_rank": (hole_at[0] if hole_at else 0) if asked is not None else None,
                         "shown": [f"{u.path}:{u.name}" for u in units],
                         "line_rank": (line_at[0] if line_at else 0) if suspect_lines else None,
                         "lines_shown": [f"{s.path}:{s.start}-{s.end}" for s in lines[:3]],
                         "seconds": round(time.perf_counter() - started, 1)})
         print(json.dumps(records[-1]), file=sys.stderr, flush=True)
     return records
+
+
+def _holes(ws, fix) -> list | None:
+    """The holes a cloze run would ask, in order, every layer on (the deep limit, wide holes); None for a checkout
+    from before `trials.holes`."""
+    try:
+        from pyharness.trials.cloze import DEEP_HOLES
+        from pyharness.trials.holes import holes
+    except ImportError:
+        return None
+    return holes(ws, fix.trace, fix.first_run.first_traceback, DEEP_HOLES, wide=True)
+
+
+def _hole_touches(regions, hole) -> bool:
+    """A hole reaches the bug when it masks one of its lines, or (an insertion above line S) when the place between
+    S - 1 and S lies in or at the edge of a bug region."""
+    if hole.kind == "insert":
+        return any(hole.path == rel and first <= hole.start - 1 and last >= hole.start for rel, first, last in regions)
+    return touches(regions, hole.path, hole.start, hole.end)
 
 
 def chosen(job_id: str, pattern: str) -> bool:
@@ -112,6 +134,7 @@ def _python(job) -> dict:
 
 
 LINE_TOPS = (1, 3, 5, 10)
+HOLE_TOPS = (1, 3, 6, 12)
 
 
 def summary(records: list[dict]) -> str:
@@ -132,7 +155,11 @@ def line_summary(records: list[dict]) -> str:
     if not records or len(ranked) < len(records):
         return ""
     tops = ", ".join(f"top-{k} {sum(0 < n <= k for n in ranked)}/{len(ranked)}" for k in LINE_TOPS)
-    return f"\n  suspect lines hold the mutated line: {tops} (anywhere: {sum(n > 0 for n in ranked)})"
+    holes = [r["hole_rank"] for r in records if r.get("hole_rank") is not None]
+    firsts = ", ".join(f"first {k} {sum(0 < n <= k for n in holes)}/{len(holes)}" for k in HOLE_TOPS)
+    reach = "" if len(holes) < len(records) else (
+        f"\n  the holes a cloze run asks reach it: {firsts} (any: {sum(n > 0 for n in holes)})")
+    return f"\n  suspect lines hold the mutated line: {tops} (anywhere: {sum(n > 0 for n in ranked)})" + reach
 
 
 def line_hit(record: dict, k: int = LINE_TOPS[-1]) -> bool | None:
