@@ -67,7 +67,7 @@ def measure(split: str, pattern: str, suite: str = "mutants") -> list[dict]:
         suspect_lines = None
     records = []
     for job in load_jobs(split):
-        if not fnmatch.fnmatch(job.id, pattern):
+        if not chosen(job.id, pattern):
             continue
         started = time.perf_counter()
         with tempfile.TemporaryDirectory(prefix="ph-localise-") as tmp:
@@ -95,6 +95,14 @@ def measure(split: str, pattern: str, suite: str = "mutants") -> list[dict]:
                         "seconds": round(time.perf_counter() - started, 1)})
         print(json.dumps(records[-1]), file=sys.stderr, flush=True)
     return records
+
+
+def chosen(job_id: str, pattern: str) -> bool:
+    """`pattern` is a glob on job ids, or @FILE listing ids one a line (`#` starts a comment), as `ph eval --tasks`."""
+    if pattern.startswith("@"):
+        lines = Path(pattern[1:]).read_text(encoding="utf-8").splitlines()
+        return job_id in {line.split("#")[0].strip() for line in lines}
+    return fnmatch.fnmatch(job_id, pattern)
 
 
 def _python(job) -> dict:
@@ -137,7 +145,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--suite", default="mutants", choices=("mutants", "bugs"))
     parser.add_argument("--split", default="dev", choices=("dev", "test", "all"))
-    parser.add_argument("--jobs", default="*", help="glob on job ids")
+    parser.add_argument("--jobs", default="*", help="glob on job ids, or @FILE listing them")
     parser.add_argument("--compare", type=Path, help="another checkout of ph, measured the same way")
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # one checkout's records
     args = parser.parse_args()
