@@ -62,7 +62,7 @@ class _Evidence:
     """Holds a string literal whose words the failing test's error quotes (the message it got or expected)."""
 
     def key(self) -> tuple:
-        return -self.score, self.depth is None, self.depth or 0, not self.said, not self.noted, not self.namesake
+        return not self.said, -self.score, self.depth is None, self.depth or 0, not self.noted, not self.namesake
 
     def merge(self, other: "_Evidence") -> None:
         """Take the stronger of each piece of evidence (a guard takes its raise's)."""
