@@ -2,7 +2,9 @@
 each as the span of lines it covers, so a candidate can mask and rewrite one statement (cloze repair).
 
 A line's evidence, strongest first: its Ochiai score from the spectrum (`RunTrace.scores`); being a frame of the
-failing traceback (the deepest frame first); a traced condition value (`RunTrace.notes`); being in the module the
+failing traceback (the deepest frame first); holding a string literal whose words the failing test's error quotes
+(a wrong message: the assertion shows the text it got and the text it expected, and the code that builds it is
+seldom on the traceback); a traced condition value (`RunTrace.notes`); being in the module the
 failing test's file is named after (`test_autowrap.py` -> `autowrap.py`). Without a spectrum (its layer off, or its
 run failed) every line the failing test ran is a suspect, ordered by the same tie-breaks. An `if` whose block raises
 has the raise's evidence too and comes just before it: the exception a failing test meets is seldom wrong in its
@@ -56,9 +58,11 @@ class _Evidence:
     ran: bool = False
     namesake: bool = False
     """In a module the failing test's file is named after."""
+    said: bool = False
+    """Holds a string literal whose words the failing test's error quotes (the message it got or expected)."""
 
     def key(self) -> tuple:
-        return -self.score, self.depth is None, self.depth or 0, not self.noted, not self.namesake
+        return not self.said, -self.score, self.depth is None, self.depth or 0, not self.noted, not self.namesake
 
     def merge(self, other: "_Evidence") -> None:
         """Take the stronger of each piece of evidence (a guard takes its raise's)."""
@@ -66,10 +70,12 @@ class _Evidence:
         if other.depth is not None:
             self.depth = other.depth if self.depth is None else min(self.depth, other.depth)
         self.noted, self.ran = self.noted or other.noted, self.ran or other.ran
+        self.said = self.said or other.said
 
     def reasons(self) -> list[str]:
         said = [f"ochiai {self.score:.2f}"] if self.score else ["ran in failing test"] if self.ran else []
-        return said + ["on traceback"] * (self.depth is not None) + ["condition traced"] * self.noted
+        return (said + ["on traceback"] * (self.depth is not None) + ["message quoted"] * self.said
+                + ["condition traced"] * self.noted)
 
 
 def suspect_lines(ws: Workspace, trace: RunTrace, traceback: str) -> list[LineSuspect]:
@@ -83,6 +89,7 @@ def suspect_lines(ws: Workspace, trace: RunTrace, traceback: str) -> list[LineSu
     for n, frame in enumerate(traceback_lines(traceback, ws.files())):
         depth.setdefault(frame, n)
     tested = {_module_tested(path) for path in traceback_files(traceback, ws.files()) if ws.is_test_path(path)}
+    quoted = quoted_words(traceback)
     ran = {(path, line) for path, lines in trace.lines.items() for line in lines}
     scored = {(path, line): score for path, lines in trace.scores.items() for line, score in lines.items()}
     found: dict[tuple[str, int, int], _Evidence] = {}
@@ -103,6 +110,7 @@ def suspect_lines(ws: Workspace, trace: RunTrace, traceback: str) -> list[LineSu
             seen.depth = here if seen.depth is None else min(seen.depth, here)
         seen.noted = seen.noted or line in trace.notes.get(path, {})
         seen.ran = seen.ran or (path, line) in ran
+        seen.said = seen.said or bool(quoted) and (path, line) in ran and _quotes(ws, path, line, quoted)
     for path, (_, guards) in files.items():
         for raised, guard in guards.items():
             if (path, *raised) in found:
@@ -110,6 +118,37 @@ def suspect_lines(ws: Workspace, trace: RunTrace, traceback: str) -> list[LineSu
                     found[(path, *raised)])
     ordered = sorted(found.items(), key=lambda item: (item[1].key(), item[0]))
     return [LineSuspect(path, start, end, seen.score, seen.reasons()) for (path, start, end), seen in ordered]
+
+
+QUOTED = re.compile(r"'([^'\n]{3,})'" + r'|"([^"\n]{3,})"')
+WORD = re.compile(r"[A-Za-z]{3,}")
+COMMON = frozenset({"the", "and", "for", "not", "with", "was", "are", "but", "this", "that", "from", "has", "have",
+                    "got", "none", "true", "false", "self"})
+"""Words too common to tie a message to its code."""
+MIN_SHARED = 2
+"""Words a string literal must share with the error's quoted text to count as the message it builds."""
+
+
+def quoted_words(traceback: str) -> set[str]:
+    """The words (3+ letters, lower case) inside quotes on the failing test's `E` lines: the text it got and the
+    text it expected, where an assertion compares strings or an exception carries a message."""
+    said = [line.strip()[1:] for line in traceback.splitlines() if line.strip().startswith("E ")]
+    return {word.lower() for line in said for match in QUOTED.finditer(line)
+            for word in WORD.findall(match.group(1) or match.group(2))} - COMMON
+
+
+def _quotes(ws: Workspace, path: str, line: int, words: set[str]) -> bool:
+    """True when line `line` of `path` holds a string literal that shares MIN_SHARED of `words` (or all of its own
+    words, for a literal of one word)."""
+    try:
+        text = ws.read_text(path).splitlines()[line - 1]
+    except (OSError, ActionError, IndexError):
+        return False
+    for match in QUOTED.finditer(text):
+        own = {word.lower() for word in WORD.findall(match.group(1) or match.group(2))} - COMMON
+        if own and len(own & words) >= min(MIN_SHARED, len(own)):
+            return True
+    return False
 
 
 def _stem(path: str) -> str:

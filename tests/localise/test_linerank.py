@@ -173,3 +173,21 @@ def test_ties_go_to_the_module_the_failing_test_file_is_named_after(tmp_path):
     found = suspect_lines(Workspace(tmp_path), trace, first.first_traceback)
     assert [s.path for s in found[:2]] == ["zeta.py", "alpha.py"]  # every line scores 1.0: zeta first, not a-z
     assert found[0].score == found[1].score == 1.0
+
+
+
+HINT = (
+    "def usage(name):\n"
+    "    return f'Usage: {name} [OPTIONS]'\n\n\n"
+    "def hint(name, option):\n"
+    "    text = usage(name)\n"
+    "    return text + '\\n' + f\"Try '{name} {option}' for help.\"\n")
+
+
+def test_among_ties_the_line_whose_string_the_error_quotes_comes_first(tmp_path):
+    repo = make_repo(tmp_path, {"cli.py": HINT}, (
+        "from cli import hint\n\n\ndef test_hint():\n"
+        "    assert hint('app', '-h').splitlines()[1] == \"Try 'app --help' for help.\"\n"))
+    found, _ = rank(repo)
+    assert spans(found)[0] == ("cli.py", 7, 7) and "message quoted" in found[0].reasons
+    assert found[0].score == found[1].score  # one failing test, every line it ran ties on the spectrum
