@@ -1,10 +1,11 @@
 """Line-level fault localisation for fix mode: the statements of the repo's own code most likely to hold the bug,
 each as the span of lines it covers, so a candidate can mask and rewrite one statement (cloze repair).
 
-A line's evidence, strongest first: its Ochiai score from the spectrum (`RunTrace.scores`); being a frame of the
-failing traceback (the deepest frame first); holding a string literal whose words the failing test's error quotes
-(a wrong message: the assertion shows the text it got and the text it expected, and the code that builds it is
-seldom on the traceback); a traced condition value (`RunTrace.notes`); being in the module the
+A line's evidence, strongest first: holding a string literal whose words the failing test's error quotes (a wrong
+message: the assertion shows the text it got and the text it expected, and the code that builds it is seldom on the
+traceback, while a real bug's one failing test ties every line it ran on the spectrum); its Ochiai score from the
+spectrum (`RunTrace.scores`); being a frame of the failing traceback (the deepest frame first); a traced condition
+value (`RunTrace.notes`); being in the module the
 failing test's file is named after (`test_autowrap.py` -> `autowrap.py`). Without a spectrum (its layer off, or its
 run failed) every line the failing test ran is a suspect, ordered by the same tie-breaks. An `if` whose block raises
 has the raise's evidence too and comes just before it: the exception a failing test meets is seldom wrong in its
@@ -79,7 +80,8 @@ class _Evidence:
 
 
 def suspect_lines(ws: Workspace, trace: RunTrace, traceback: str) -> list[LineSuspect]:
-    """Statements of non-test source files that the failing test ran, most suspicious first: by Ochiai score,
+    """Statements of non-test source files that the failing test ran, most suspicious first: by a string the error
+    quotes, then by Ochiai score,
     then by being on the failing traceback (deepest frame first), then by a traced condition value, then by
     file and line; a statement of several lines has the best evidence of any of them. Condition notes come from
     the failing test alone (the tracer records no passing test's values), so "a condition was traced" stands in
