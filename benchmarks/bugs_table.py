@@ -9,7 +9,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from mutants_table import CONFIGS, row, seconds_per_candidate, trials
+from mutants_table import CONFIGS, print_projects, row, seconds_per_candidate, trials
 
 from pyharness.evals.bugs import read_manifest
 from pyharness.evals.report import latest, read_results, summarise
@@ -36,13 +36,7 @@ def main(path: str) -> None:
             if config in summaries:
                 print(row(name, subset, summaries[config],
                           seconds_per_candidate([r for r in mine if r["config"] == config])))
-    print("\n| project | jobs | " + " | ".join(CONFIGS.values()) + " |\n|---|---|" + "---|" * len(CONFIGS))
-    for project in sorted({r["project"] for r in runs}):
-        mine = [r for r in runs if r["project"] == project]
-        cells = [f"{sum(r['pass_strict'] for r in mine if r['config'] == c)}/{sum(r['config'] == c for r in mine)}"
-                 for c in CONFIGS]
-        print(f"| {project} | {len({r['task'] for r in mine})} | " + " | ".join(cells) + " |")
-    print()
+    print_projects(runs)
     for r in runs:
         if r["pass_strict"]:
             kind = "multi-line" if multi[r["task"]] else "one-line"

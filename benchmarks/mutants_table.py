@@ -33,6 +33,17 @@ def seconds_per_candidate(runs: list[dict]) -> float | None:
     return statistics.median(each) if each else None
 
 
+def print_projects(runs: list[dict]) -> None:
+    """The by-project table: jobs, and each configuration's strict passes."""
+    print("\n| project | jobs | " + " | ".join(CONFIGS.values()) + " |\n|---|---|" + "---|" * len(CONFIGS))
+    for project in sorted({r["project"] for r in runs}):
+        mine = [r for r in runs if r["project"] == project]
+        cells = [f"{sum(r['pass_strict'] for r in mine if r['config'] == c)}/{sum(r['config'] == c for r in mine)}"
+                 for c in CONFIGS]
+        print(f"| {project} | {len({r['task'] for r in mine})} | " + " | ".join(cells) + " |")
+    print()
+
+
 def trials(record: dict) -> dict:
     """A record's trials (records written before the trials had their name keep them under `search`)."""
     return record.get("trials") or record.get("search") or {}
@@ -50,13 +61,7 @@ def main(path: str) -> None:
         for config, name in CONFIGS.items():
             mine = [r for r in runs if r["config"] == config and (not suffix or on_large_tree(r))]
             print(row(name, subset, summaries[config + suffix], seconds_per_candidate(mine)))
-    print("\n| project | jobs | " + " | ".join(CONFIGS.values()) + " |\n|---|---|" + "---|" * len(CONFIGS))
-    for project in sorted({r["project"] for r in runs}):
-        mine = [r for r in runs if r["project"] == project]
-        cells = [f"{sum(r['pass_strict'] for r in mine if r['config'] == c)}/{sum(r['config'] == c for r in mine)}"
-                 for c in CONFIGS]
-        print(f"| {project} | {len({r['task'] for r in mine})} | " + " | ".join(cells) + " |")
-    print()
+    print_projects(runs)
     for r in runs:
         if r["pass_strict"]:
             by = trials(r).get("passed_by") or "-"
