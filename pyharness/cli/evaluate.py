@@ -49,7 +49,7 @@ def eval_(
             "--configs",
             help="Configurations, e.g. harness=on,off (axes: harness; protocol text, json = schema-held JSON "
                  "replies, oneshot = one reply, no harness; "
-                 "schedule, a trials preset; without=LAYER, harness=on with one layer off).",
+                 "schedule, a trials preset; without=LAYER, harness=on with one layer off; LAYER+LAYER for several).",
         ),
     ] = None,
     workers: Annotated[int, typer.Option("--workers", min=1, help="Tasks run in parallel threads.")] = 1,

@@ -22,7 +22,7 @@ class EvalConfig:
     schedule: str = "default"
     """A trials.schedule.PRESETS name: the trials schedule per mode."""
     without: str = "none"
-    """A harness layer switched off (an ablation of harness=on), or 'none'."""
+    """A harness layer switched off (an ablation of harness=on), several joined by '+', or 'none'."""
     sandbox: str = ""
     """on: the run's tests and the model's code run in the sandbox; off: with the user's rights; '' (no sandbox
     axis): as the command says (`--sandbox`, the default, or `--no-sandbox`)."""
@@ -38,7 +38,7 @@ def parse_configs(specs: list[str] | None) -> list[EvalConfig]:
         if not sep or key not in AXES:
             raise UserError(f"--configs takes AXIS=VALUE,VALUE with AXIS one of {', '.join(AXES)}; got {part!r}")
         wanted = [v.strip() for v in values.split(",") if v.strip()]
-        bad = [v for v in wanted if v not in AXES[key]]
+        bad = [v for v in wanted if not set(v.split("+") if key == "without" else [v]) <= set(AXES[key])]
         if bad or not wanted:
             raise UserError(f"{key} takes {', '.join(AXES[key])}; got {values!r}")
         chosen[key] = list(dict.fromkeys(chosen.get(key, []) + wanted))

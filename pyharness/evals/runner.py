@@ -243,7 +243,7 @@ def _run_config(plan: EvalPlan, run: RunSpec, model: Model, repo: Path, task, mo
     agent = replace(plan.agent, schedule=preset) if preset else plan.agent
     agent = replace(agent, protocol=run.config.protocol)  # text or json
     harness = HarnessConfig.parse_spec(run.config.harness)
-    harness.layers.discard(run.config.without)
+    harness.layers.difference_update(run.config.without.split("+"))
     return run_job(repo, mode, message, model, tests=tests, harness=harness, config=agent,
                    default_write_path=write_path, test_timeout=plan.test_timeout, python=python)
 

@@ -3,7 +3,8 @@
 Real fixes are seldom one statement: they add a guard, change a condition and its block, or rewrite two neighbouring
 lines. Around each of the best-ranked suspect statements the cloze rounds also mask
 - a *span*: a compound statement with its whole block, or a simple statement with the statement after it (before it
-  when it is the last of its block), at most MAX_SPAN lines, filled as one piece of code;
+  when it is the last of its block; with the header of its `if`/`for`/`while`/`with` when it is the only statement
+  of that block), at most MAX_SPAN lines, filled as one piece of code;
 - an *insertion*: an empty hole just above the statement, at its indentation, for a missing guard or call.
 The line ranking decides where; the fills decide what, as for one statement.
 
@@ -18,6 +19,9 @@ from pyharness.localise.linerank import BODIES
 
 WIDE_SUSPECTS = 3
 """The best-ranked suspect statements that also get a span and an insertion hole."""
+GUARDS = (ast.If, ast.While, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)
+"""Compound statements whose header decides whether their block runs: a statement alone in such a block spans with
+the header (a wrong guard and its one statement are often fixed together)."""
 HEADS = ("elif", "else", "except", "finally", "case")
 """A line starting with one of these continues a compound statement: nothing can be inserted above it."""
 
@@ -43,7 +47,7 @@ def wide_regions(source: str, start: int, end: int, max_span: int) -> list[Regio
     found: list[Region] = []
     place = _statement_at(tree, start)
     if place is not None:
-        block, index = place
+        parent, field, block, index = place
         node = block[index]
         if any(getattr(node, name, None) for name in BODIES):
             span = (node.lineno, node.end_lineno or end)
@@ -51,6 +55,8 @@ def wide_regions(source: str, start: int, end: int, max_span: int) -> list[Regio
             span = (node.lineno, block[index + 1].end_lineno or end)
         elif index > 0:
             span = (_first_line(block[index - 1]), node.end_lineno or end)
+        elif field == "body" and isinstance(parent, GUARDS):
+            span = (parent.lineno, node.end_lineno or end)  # alone in its block: with the condition that guards it
         else:
             span = None
         if span and span[1] - span[0] + 1 <= max_span and span != (start, end):
@@ -61,9 +67,10 @@ def wide_regions(source: str, start: int, end: int, max_span: int) -> list[Regio
     return found
 
 
-def _statement_at(tree: ast.AST, line: int) -> tuple[list[ast.stmt], int] | None:
-    """The block (a statement list) holding the statement that starts on `line`, and its index there; None when no
-    statement of a block starts there (a function's header, an `elif`'s condition, a line inside an expression)."""
+def _statement_at(tree: ast.AST, line: int) -> tuple[ast.AST, str, list[ast.stmt], int] | None:
+    """The statement holding the block (a statement list) in which a statement starts on `line`, the block's field
+    name, the block, and the statement's index there; None when no statement of a block starts there (a function's
+    header, an `elif`'s condition, a line inside an expression)."""
     for node in ast.walk(tree):
         for name in ("body", "orelse", "finalbody"):
             block = getattr(node, name, None)
@@ -72,7 +79,7 @@ def _statement_at(tree: ast.AST, line: int) -> tuple[list[ast.stmt], int] | None
             for index, stmt in enumerate(block):
                 if isinstance(stmt, ast.stmt) and _first_line(stmt) == line and \
                         not isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                    return block, index
+                    return node, name, block, index
     return None
 
 

@@ -240,16 +240,21 @@ def test_the_without_axis_switches_one_layer_off_in_harness_on_runs(tmp_path):
         ("harness=on without=none", "none"), ("harness=on without=spectrum", "spectrum"), ("harness=off", "none")]
     with pytest.raises(UserError, match="without takes none, parse, "):
         parse_configs(["without=shell"])
+    with pytest.raises(UserError, match="without takes none, parse, "):
+        parse_configs(["without=cloze+shell"])
+    assert parse_configs(["without=wideholes+stacking"])[0].without == "wideholes+stacking"
     suite = load_task_dir(write_suite(tmp_path / "tasks", SHOUT), "mine")
     replies = write_replies(tmp_path / "replies", {"shout": [write_program(SHOUT["reference"])]})
     spec = f"scripted:{replies}"
-    plan = EvalPlan("mine", suite.tasks, [spec], parse_configs(["without=none,trials"]), agent=AgentConfig(max_steps=2))
+    plan = EvalPlan("mine", suite.tasks, [spec], parse_configs(["without=none,trials,lint+trials"]),
+                    agent=AgentConfig(max_steps=2))
     records = run_eval(plan, tmp_path / "out", Models([spec]))
     layers = {}
     for record in records:
         start = json.loads((tmp_path / "out" / record["transcript"]).read_text().splitlines()[0])
         layers[record["config"]] = set(start["layers"])
     assert "trials" in layers["without=none"] and layers["without=trials"] == layers["without=none"] - {"trials"}
+    assert layers["without=lint+trials"] == layers["without=none"] - {"lint", "trials"}
 
 
 def test_cli_check_lists_and_excludes_a_broken_reference(tmp_path):

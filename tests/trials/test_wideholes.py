@@ -29,6 +29,15 @@ def test_a_compound_statement_spans_its_block_and_a_simple_one_takes_its_neighbo
     assert wide_regions(SOURCE, 1, 1, 6) == [] and wide_regions("def (", 1, 1, 6) == []
 
 
+def test_a_statement_alone_in_its_block_spans_with_the_condition_that_guards_it():
+    assert wide_regions(SOURCE, 4, 4, 6) == [Region("span", 3, 4), Region("insert", 4, 3)]  # the for's one statement
+    assert wide_regions(SOURCE, 6, 6, 6) == [Region("span", 5, 6), Region("insert", 6, 5)]  # the if's
+    assert wide_regions(SOURCE, 8, 8, 6) == [Region("span", 7, 8), Region("insert", 8, 7)]  # the elif's
+    alone = "def f(x):\n    return x\n\n\ndef g(x):\n    try:\n        return x\n    finally:\n        pass\n"
+    assert wide_regions(alone, 2, 2, 6) == [Region("insert", 2, 1)]  # a def's header is no guard
+    assert wide_regions(alone, 7, 7, 6) == [Region("insert", 7, 6)]  # nor is `try:`
+
+
 def hole(kind: str, start: int, end: int, text: str = SOURCE) -> Hole:
     lines = text.splitlines(keepends=True)
     first = lines[start - 1]
