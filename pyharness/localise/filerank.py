@@ -94,21 +94,34 @@ def tests_query(ws: Workspace, failing: list[str]) -> str:
     return "\n".join(test_source(ws, node_id) for node_id in failing[:3])
 
 
-def test_source(ws: Workspace, node_id: str, max_lines: int = 40) -> str:
-    """The source of a failing test (`path::name` or `path::Class::name`), or '' when it cannot be found."""
+def find_test(ws: Workspace, node_id: str) -> tuple[str, ast.Module, list[ast.ClassDef], ast.AST] | None:
+    """A test (`path::name` or `path::Class::name`, parameters ignored) found in its file: the file's text and tree,
+    the classes around the test, outermost first, and the test's node; None when it cannot be found."""
     path, _, rest = node_id.partition("::")
-    names = rest.split("[")[0].split("::")
     try:
-        tree = ast.parse(ws.read_text(path))
+        text = ws.read_text(path)
+        tree = ast.parse(text)
     except (OSError, SyntaxError, ValueError, ActionError):
-        return ""
+        return None
     body: list[ast.stmt] = tree.body
-    for name in names:
+    node, outer = None, []
+    for name in rest.split("[")[0].split("::"):
+        if node is not None:
+            outer.append(node)
         node = next((n for n in body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
                      and n.name == name), None)
         if node is None:
-            return ""
+            return None
         body = node.body
-    source = ast.get_source_segment(ws.read_text(path), node, padded=False) or ""
+    return (text, tree, outer, node) if node is not None else None
+
+
+def test_source(ws: Workspace, node_id: str, max_lines: int = 40) -> str:
+    """The source of a failing test (`path::name` or `path::Class::name`), or '' when it cannot be found."""
+    found = find_test(ws, node_id)
+    if found is None:
+        return ""
+    text, _, _, node = found
+    source = ast.get_source_segment(text, node, padded=False) or ""
     lines = textwrap.dedent(source).splitlines()
     return "\n".join(lines[:max_lines]) + "\n"

@@ -55,7 +55,7 @@ def sample_hole(model: Model, hole: Hole, temperatures: list[float], seed: int, 
     hole gets WIDE_TOKENS (a few statements); `files` are shown before the hole's file where the backend can
     (`pyharness.trials.clozetest`)."""
     fills = []
-    stop = ["\n"] if hole.end == hole.start and hole.kind == "line" else ["\n\n"]
+    stop = hole.stops
     max_tokens = max(max_tokens, WIDE_TOKENS) if hole.kind != "line" else max_tokens
     for n, temperature in enumerate(temperatures):
         if getattr(model, "fim", False):

@@ -11,7 +11,7 @@ hole of a run, and it comes first, so the model's prefix cache reads it once.
 import ast
 import textwrap
 
-from pyharness.errors import ActionError
+from pyharness.localise.filerank import find_test
 from pyharness.workspace.tree import Workspace
 
 MAX_TEST_LINES = 40
@@ -26,26 +26,11 @@ def failing_test_file(ws: Workspace, node_id: str, traceback: str) -> tuple[tupl
     """The failing test `node_id` as one (path, text) file for `InfillOptions.files`: the file's imports, the test's
     source with decorators (inside its class when it has one), then the traceback's `E` lines as comments; () when
     it cannot be found."""
-    path, _, rest = node_id.partition("::")
-    names = rest.split("[")[0].split("::")
-    try:
-        text = ws.read_text(path)
-        tree = ast.parse(text)
-    except (OSError, SyntaxError, ValueError, ActionError):
+    found = find_test(ws, node_id)
+    if found is None:
         return ()
-    body: list[ast.stmt] = tree.body
-    node = None
-    outer: list[str] = []
-    for name in names:
-        node = next((n for n in body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-                     and n.name == name), None)
-        if node is None:
-            return ()
-        if isinstance(node, ast.ClassDef) and name != names[-1]:
-            outer.append(f"class {node.name}:")
-        body = node.body
-    if node is None:
-        return ()
+    text, tree, classes, node = found
+    outer = [f"class {c.name}:" for c in classes]
     lines = text.splitlines()
     first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
     source = textwrap.dedent("\n".join(lines[first - 1:node.end_lineno])).splitlines()[:MAX_TEST_LINES]
@@ -56,7 +41,7 @@ def failing_test_file(ws: Workspace, node_id: str, traceback: str) -> tuple[tupl
     errors = error_lines(traceback)
     if errors:
         shown += ["", f"# pytest: {node_id} fails:", *(f"# {line}" for line in errors)]
-    return ((path, "\n".join(shown) + "\n"),)
+    return ((node_id.partition("::")[0], "\n".join(shown) + "\n"),)
 
 
 def error_lines(traceback: str) -> list[str]:

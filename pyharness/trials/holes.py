@@ -29,6 +29,9 @@ MAX_HOLES = 8
 MAX_SPAN = 6
 """A statement over this many lines is not masked (the infill would be a function's worth)."""
 SPACES = re.compile(r"\s+")
+ECHO_CHARS = 12
+"""A fill stops where it starts writing the first code line below the hole again, when that line has at least this
+many characters besides its indentation (a shorter one, `)` or `else:`, can belong to the fill itself)."""
 
 
 @dataclass
@@ -77,6 +80,17 @@ class Hole:
     @property
     def suffix(self) -> str:
         return "".join(self.lines[self.end:self.end + CONTEXT_AFTER])
+
+    @property
+    def stops(self) -> list[str]:
+        """Where a fill ends: a one-line statement's at its line end, any other at a blank line, and either where it
+        writes the next code line below the hole again (its indentation included): the model went on past the hole,
+        and every token after that would be cut from the fill anyway (`filled`)."""
+        stops = ["\n"] if self.end == self.start and self.kind == "line" else ["\n\n"]
+        below = next((line.rstrip() for line in self.lines[self.end:] if line.strip()), "")
+        if len(below.strip()) >= ECHO_CHARS:
+            stops.append("\n" + below)
+        return stops
 
     def chat_message(self) -> str:
         """The masked window as one chat message (for a backend without fill-in-the-middle)."""

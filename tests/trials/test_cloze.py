@@ -40,7 +40,7 @@ def test_the_best_ranked_statement_is_the_first_hole_and_its_text_is_never_in_th
     fills = sample_hole(model, hole, [0.0, 0.8, 0.8], seed=1)
     for prompt in model.infill_prompts:
         assert "cost * 3" not in prompt.prefix + prompt.suffix
-        assert prompt.options.stop == ["\n"]
+        assert prompt.options.stop == ["\n", "\n    return round(cost, 2)"]  # its line end; the line below again
     assert fills[0].file is not None and "        cost = cost * 2\n" in fills[0].file
     assert fills[1].file is None  # the masked text sent back: dropped before any test runs
     assert [f.sample for f in try_order(fills)] == [1]  # and the third is the first again: run once
@@ -52,6 +52,18 @@ def test_without_fill_in_the_middle_the_hole_is_asked_in_chat(tmp_path):
     fills = sample_hole(model, hole, [0.0], seed=1)
     assert not fills[0].native and fills[0].text == "cost = cost * 2"
     assert "        cost = cost * 2\n" in fills[0].file
+
+
+def test_a_fill_stops_where_it_writes_the_code_below_the_hole_again():
+    lines = ["def f(items):\n", "    total = sum(\n", "        items\n", "    )\n", "\n", "    return round(total)\n",
+             "    )\n"]
+    model = ScriptedModel(replies=[], infills=["total = sum(\n        x * 2 for x in items\n    )\n    return round(total)"
+                                               "\n    print('past the hole')"])
+    [fill] = sample_hole(model, Hole("f.py", 2, 4, 1, lines, "    "), [0.0], seed=1)
+    assert fill.text == "total = sum(\n        x * 2 for x in items\n    )"  # cut before the echo, at no cost
+    assert model.infill_prompts[0].options.stop == ["\n\n", "\n    return round(total)"]
+    short = Hole("f.py", 6, 6, 1, lines, "    ")  # the line below is `)`: too short to tell from the fill's own
+    assert short.stops == ["\n"]
 
 
 def test_a_fill_that_spans_lines_is_cut_where_the_file_parses():

@@ -67,7 +67,8 @@ def test_a_span_takes_the_whole_fill_that_parses_not_its_first_line():
 def test_a_wide_hole_is_asked_for_several_statements():
     model = ScriptedModel(replies=[], infills=["if not values:\n        return 0"])
     fills = sample_hole(model, hole("insert", 9, 8), [0.0], seed=1)
-    assert model.infill_prompts[0].options.stop == ["\n\n"] and model.infill_prompts[0].options.max_tokens >= 160
+    stop = model.infill_prompts[0].options.stop
+    assert stop == ["\n\n", "\n    count = len(values)"] and model.infill_prompts[0].options.max_tokens >= 160
     assert fills[0].file is not None and "    if not values:\n        return 0\n    count" in fills[0].file
 
 
