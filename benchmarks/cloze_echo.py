@@ -15,7 +15,6 @@ Needs the embedded model pack and ph's mutant cache (`ph eval mutants --check`).
 
 import argparse
 import ast
-import fnmatch
 import sys
 from pathlib import Path
 
@@ -23,9 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from cloze_window import job_holes  # noqa: E402
+from cloze_window import chosen_jobs, job_holes  # noqa: E402
 
-from pyharness.evals.mutants import load_jobs  # noqa: E402
 from pyharness.models.resolve import resolve_model  # noqa: E402
 from pyharness.trials import cloze  # noqa: E402
 from pyharness.trials import holes as masks  # noqa: E402
@@ -68,11 +66,7 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--model", default="llamacpp:qwen2.5-coder-1.5b")
     args = parser.parse_args()
-    if args.jobs.startswith("@"):
-        wanted = {line.split("#")[0].strip() for line in Path(args.jobs[1:]).read_text().splitlines()} - {""}
-        jobs = [j for j in load_jobs(args.split) if j.id in wanted]
-    else:
-        jobs = [j for j in load_jobs(args.split) if fnmatch.fnmatch(j.id, args.jobs)]
+    jobs = chosen_jobs(args.split, args.jobs)
     model = resolve_model(args.model)
     modes = {"echo stop": masks.ECHO_CHARS, "no echo stop": OFF}
     results: dict[str, list[list[dict]]] = {name: [] for name in modes}

@@ -74,6 +74,14 @@ def restored(row: dict) -> str:
     return " (mutated: " + ("greedy" if row["greedy"] else "any" if row["any"] else "not") + " restored)"
 
 
+def chosen_jobs(split: str, pattern: str) -> list:
+    """The mutant jobs of `split` whose ids match `pattern`: a glob, or @FILE of ids (one a line, # comments)."""
+    if pattern.startswith("@"):
+        wanted = {line.split("#")[0].strip() for line in Path(pattern[1:]).read_text().splitlines()} - {""}
+        return [j for j in load_jobs(split) if j.id in wanted]
+    return [j for j in load_jobs(split) if fnmatch.fnmatch(j.id, pattern)]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--split", default="dev", choices=("dev", "test", "all"))
@@ -82,11 +90,7 @@ def main() -> None:
     parser.add_argument("--align", type=int, default=masks.WINDOW_ALIGN, help="the aligned mode's WINDOW_ALIGN")
     parser.add_argument("--model", default="llamacpp:qwen2.5-coder-1.5b")
     args = parser.parse_args()
-    if args.jobs.startswith("@"):
-        wanted = {line.split("#")[0].strip() for line in Path(args.jobs[1:]).read_text().splitlines()} - {""}
-        jobs = [j for j in load_jobs(args.split) if j.id in wanted]
-    else:
-        jobs = [j for j in load_jobs(args.split) if fnmatch.fnmatch(j.id, args.jobs)]
+    jobs = chosen_jobs(args.split, args.jobs)
     model = resolve_model(args.model)
     modes = {"unaligned": 1, f"aligned {args.align}": args.align}
     results: dict[str, list[list[dict]]] = {name: [] for name in modes}
